@@ -1,0 +1,68 @@
+# Alert Station — the two commands are `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.installed
+BIND   ?= 127.0.0.1:8080
+PYTEST_ARGS ?=
+
+export ALERTSTATION_DATA_DIR ?= $(CURDIR)/data
+export ALERTSTATION_ASSETS_DIR ?= $(CURDIR)/assets
+
+.PHONY: help venv build run migrate assets test test-deps lint format bench wheel clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): setup.py pyproject.toml VERSION
+	@python=$$(scripts/bootstrap-python.sh | tail -n 1) && "$$python" -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=68' wheel 'Cython>=3,<4' 'numpy>=1.26'
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP) ## Create the virtual environment and install the package
+
+build: $(STAMP) ## Compile the Cython kernels in place (incremental)
+	$(PY) setup.py -q build_ext --inplace
+
+migrate: build ## Upgrade the database schema
+	$(BIN)/alertstation migrate
+
+assets: ## Fill assets/ with zone DBFs from the offline mirror
+	scripts/fill-assets.sh
+
+run: build assets ## Build, migrate, create the first admin and serve on 127.0.0.1:8080
+	$(BIN)/alertstation migrate
+	$(BIN)/alertstation user ensure-admin
+	$(BIN)/alertstation run --bind $(BIND)
+
+test-deps: ## Install the system packages the tests need
+	scripts/install-test-deps.sh
+
+lint: $(STAMP) ## ruff check and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP) ## Apply ruff fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: test-deps build lint ## Install test needs, lint, and run the whole suite on SQLite and PostgreSQL
+	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 \
+	  $(PY) scripts/pg_throwaway.py -- \
+	  $(PY) -m pytest tests benchmarks --benchmark-disable -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: build ## Run the benchmarks and print ours vs the peer with the ratio
+	@mkdir -p .benchmarks
+	ALERTSTATION_REQUIRE_NATIVE=1 $(PY) -m pytest benchmarks --benchmark-only \
+	  --benchmark-json=.benchmarks/latest.json -p no:cacheprovider -q $(PYTEST_ARGS)
+	$(PY) benchmarks/report.py .benchmarks/latest.json
+
+wheel: $(STAMP) ## Build a wheel with the compiled kernels into dist/
+	$(PY) -m pip wheel --no-deps . -w dist/
+
+clean: ## Remove build outputs (keeps data/ and the venv)
+	rm -rf build dist .benchmarks src/_native/*.c src/_native/*.so src/_native/*.html

@@ -1,0 +1,55 @@
+"""Print, for each benchmark group, our figure, the named peer's figure and the ratio.
+
+Reads the JSON written by ``pytest --benchmark-json``. A benchmark marks itself with
+``benchmark.extra_info["role"]`` (``"ours"`` or ``"peer"``) and ``extra_info["peer"]`` (the
+peer's name); both sides of a comparison share ``benchmark.group``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def _fmt(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:8.2f} {unit}"
+    return f"{seconds / 1e-9:8.1f} ns"
+
+
+def report(path: Path) -> list[str]:
+    """Return the report lines for one benchmark JSON file."""
+    data = json.loads(path.read_text())
+    groups: dict[str, dict[str, dict]] = defaultdict(dict)
+    for bench in data["benchmarks"]:
+        role = bench.get("extra_info", {}).get("role")
+        if role in ("ours", "peer"):
+            groups[bench.get("group") or bench["name"]][role] = bench
+    lines = [f"{'group':32} {'ours (median)':>14} {'peer (median)':>14} {'ratio':>8}  peer"]
+    for group in sorted(groups):
+        ours, peer = groups[group].get("ours"), groups[group].get("peer")
+        if not ours or not peer:
+            lines.append(f"{group:32} incomplete: needs one 'ours' and one 'peer' benchmark")
+            continue
+        ours_s, peer_s = ours["stats"]["median"], peer["stats"]["median"]
+        name = peer["extra_info"].get("peer", "peer")
+        lines.append(
+            f"{group:32} {_fmt(ours_s):>14} {_fmt(peer_s):>14} {peer_s / ours_s:7.2f}x  {name}"
+        )
+    lines.append("ratio = peer time / our time (above 1 means ours is faster)")
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: report.py BENCHMARK.json", file=sys.stderr)
+        return 2
+    print("\n".join(report(Path(argv[0]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

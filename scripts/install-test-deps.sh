@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install the system packages the test suite needs, only those that are missing.
+# Safe to run again; needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 \
+  || missing+=(postgresql)
+command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "test dependencies: all present"
+  exit 0
+fi
+
+echo "test dependencies: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Debian package starts a system cluster; the tests use their own throwaway one.
+if command -v pg_lsclusters >/dev/null 2>&1; then
+  $sudo systemctl disable --now postgresql >/dev/null 2>&1 || true
+fi

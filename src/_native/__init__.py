@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython). Import the typed wrappers, not these modules, from product code."""

@@ -1,0 +1,7 @@
+"""Allow ``python -m alertstation``."""
+
+import sys
+
+from alertstation.cli import main
+
+sys.exit(main())

@@ -1,0 +1,287 @@
+"""The ``alertstation`` command."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from alertstation.errors import AppError
+from alertstation.settings import Settings, SettingsError
+from alertstation.version import __version__
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A command could not do its job; the message is shown as one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are a single line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _settings() -> Settings:
+    from alertstation.logs import configure_logging
+
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
+    return settings
+
+
+def _engine(settings: Settings):  # type: ignore[no-untyped-def]
+    from alertstation.db.engine import make_engine
+
+    return make_engine(settings.database_url)
+
+
+def _require_current_schema(settings: Settings) -> None:
+    from alertstation.db.migrate import pending_revisions
+
+    pending = pending_revisions(_engine(settings))
+    if pending:
+        raise CommandError(
+            f"the database schema is {len(pending)} migration(s) behind; "
+            "run `alertstation migrate` first"
+        )
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    """Print the version."""
+    print(f"alertstation {__version__}")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Upgrade the database schema to the newest revision."""
+    from alertstation.db.migrate import head_revision, pending_revisions, upgrade_to_head
+
+    engine = _engine(_settings())
+    if args.check:
+        pending = pending_revisions(engine)
+        if pending:
+            print(f"{len(pending)} migration(s) pending: {', '.join(pending)}")
+            return EXIT_FAILURE
+        print(f"database is at head ({head_revision(engine)})")
+        return 0
+    applied = upgrade_to_head(engine)
+    if applied:
+        print(f"applied {len(applied)} migration(s): {', '.join(applied)}")
+    else:
+        print(f"database already at head ({head_revision(engine)}); nothing to do")
+    return 0
+
+
+def _read_password_stdin() -> str:
+    password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise CommandError("no password on standard input")
+    return password
+
+
+def cmd_user_create(args: argparse.Namespace) -> int:
+    """Create an account; print a generated password once unless one came on stdin."""
+    from alertstation.auth.passwords import generate_password
+    from alertstation.auth.service import create_user
+    from alertstation.db.engine import begin_write
+
+    settings = _settings()
+    _require_current_schema(settings)
+    password = _read_password_stdin() if args.password_stdin else generate_password()
+    with begin_write(_engine(settings)) as conn:
+        user = create_user(conn, username=args.username, role=args.role, password=password)
+    print(f"created user {user.username!r} with role {user.role}")
+    if not args.password_stdin:
+        print(f"password (shown once): {password}")
+    return 0
+
+
+def cmd_user_ensure_admin(args: argparse.Namespace) -> int:
+    """Create the first admin when the station has none; print its password once."""
+    from alertstation.auth.passwords import generate_password
+    from alertstation.auth.service import count_active_admins, create_user
+    from alertstation.db.engine import begin_write
+
+    settings = _settings()
+    _require_current_schema(settings)
+    with begin_write(_engine(settings)) as conn:
+        if count_active_admins(conn):
+            print("an admin account already exists; nothing to do")
+            return 0
+        password = generate_password()
+        create_user(conn, username=args.username, role="admin", password=password)
+    print("=" * 64)
+    print(f"First admin account created: {args.username}")
+    print(f"Password (shown once, store it now): {password}")
+    print("=" * 64)
+    return 0
+
+
+def cmd_routes(args: argparse.Namespace) -> int:
+    """List every registered route with its access rule."""
+    from alertstation.app import build_registry, build_station
+
+    registry = build_registry(build_station(_settings()))
+    rows = [(r.method, r.path, str(r.access), r.summary) for r in registry]
+    if args.json:
+        import orjson
+
+        keys = ("method", "path", "access", "summary")
+        sys.stdout.write(orjson.dumps([dict(zip(keys, row, strict=True)) for row in rows]).decode())
+        sys.stdout.write("\n")
+        return 0
+    widths = [
+        max(len(row[i]) for row in rows + [("METHOD", "PATH", "ACCESS", "")]) for i in range(3)
+    ]
+    header = ("METHOD", "PATH", "ACCESS", "SUMMARY")
+    for row in [header, *rows]:
+        print(
+            "  ".join(
+                cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)
+            ).rstrip()
+        )
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the web interface with gunicorn."""
+    from alertstation.server import serve
+
+    settings = _settings()
+    _require_current_schema(settings)
+    serve(args.bind, args.workers, args.threads)
+    return 0
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run periodic jobs; only one worker (the leader) runs them at a time."""
+    from alertstation.app import build_station
+    from alertstation.worker.runner import run_worker
+
+    settings = _settings()
+    _require_current_schema(settings)
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    run_worker(build_station(settings), stop)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the worker in a child process and serve the web interface: a one-box station."""
+    from alertstation.server import serve
+
+    settings = _settings()
+    _require_current_schema(settings)
+    worker = subprocess.Popen([sys.executable, "-m", "alertstation", "worker"])
+    try:
+        print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)
+        serve(args.bind, args.workers, args.threads)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _bind(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return text
+
+
+def _add_server_options(parser: argparse.ArgumentParser, workers: int) -> None:
+    parser.add_argument(
+        "--bind", type=_bind, default="127.0.0.1:8080", help="HOST:PORT to listen on"
+    )
+    parser.add_argument("--workers", type=_positive_int, default=workers, help="worker processes")
+    parser.add_argument("--threads", type=_positive_int, default=4, help="threads per worker")
+
+
+def build_parser() -> Parser:
+    """Describe every sub-command."""
+    parser = Parser(prog="alertstation", description="Alert Station command-line interface.")
+    parser.add_argument("--version", action="version", version=f"alertstation {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> Parser:
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        command.set_defaults(func=func)
+        return command
+
+    add("version", cmd_version, "Print the version.")
+    migrate = add("migrate", cmd_migrate, "Upgrade the database schema to the newest revision.")
+    migrate.add_argument("--check", action="store_true", help="only report pending migrations")
+    routes = add("routes", cmd_routes, "List every route with its method and access rule.")
+    routes.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_server_options(add("serve", cmd_serve, "Serve the web interface (gunicorn)."), 2)
+    add("worker", cmd_worker, "Run periodic jobs as the single leader across hosts.")
+    _add_server_options(add("run", cmd_run, "Run web and worker together on one box."), 2)
+
+    user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
+    user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)
+    user_sub.required = True
+    create = user_sub.add_parser(
+        "create", help="Create an account.", description="Create an account."
+    )
+    create.set_defaults(func=cmd_user_create)
+    create.add_argument("--username", required=True)
+    create.add_argument("--role", required=True, help="admin, operator, viewer or demo")
+    create.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    ensure = user_sub.add_parser(
+        "ensure-admin",
+        help="Create the first admin if there is none.",
+        description="Create the first admin if there is none; print its password once.",
+    )
+    ensure.set_defaults(func=cmd_user_ensure_admin)
+    ensure.add_argument("--username", default="admin")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CommandError, SettingsError, AppError, ValueError) as ex:
+        message = getattr(ex, "message", None) or str(ex)
+        print(f"alertstation: error: {message}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(ex, SettingsError | AppError | ValueError) else EXIT_FAILURE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Create database engines for the embedded SQLite file and for PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+IMMEDIATE_OPTION = "alertstation_sqlite_immediate"
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """Create an engine tuned for the station's two supported backends."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(url, **kwargs)
+    if parsed.get_backend_name() == "postgresql":
+        kwargs.setdefault("pool_pre_ping", True)
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 10)
+        return create_engine(url, **kwargs)
+    raise ValueError(f"unsupported database backend {parsed.get_backend_name()!r}")
+
+
+def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
+    parsed = make_url(url)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    connect_args = kwargs.pop("connect_args", {})
+    connect_args.setdefault("check_same_thread", False)
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, open transactions so SAVEPOINT and BEGIN behave.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Writers that read before they write ask for IMMEDIATE: the write lock is taken up front,
+        # so two of them queue on busy_timeout instead of one failing with "database is locked".
+        immediate = conn.get_execution_options().get(IMMEDIATE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def begin_write(engine: Engine) -> Any:
+    """Open a transaction that intends to write; on SQLite it takes the write lock at BEGIN."""
+    return engine.execution_options(**{IMMEDIATE_OPTION: True}).begin()

@@ -1,0 +1,94 @@
+"""Bump and read the generation counters that keep table-mirroring caches honest.
+
+Every mutation of a mirrored table bumps its generation in the same transaction. A reader keeps
+the generation its cache was built from and re-checks the stored value at most once a second, so
+a change made through one worker is seen by every worker within about a second, and a rolled-back
+transaction never leaves a cache ahead of its table.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from alertstation.db.tables import generations
+from alertstation.db.types import utcnow
+
+T = TypeVar("T")
+
+
+def bump_generation(conn: Connection, name: str) -> int:
+    """Increment the named generation inside the caller's transaction and return the new value."""
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    now = utcnow()
+    stmt = dialect_insert(generations).values(name=name, value=1, updated_at=now)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[generations.c.name],
+        set_={"value": generations.c.value + 1, "updated_at": now},
+    ).returning(generations.c.value)
+    return int(conn.execute(stmt).scalar_one())
+
+
+def read_generation(conn: Connection, name: str) -> int:
+    """Return the named generation, 0 when it was never bumped."""
+    value = conn.execute(select(generations.c.value).where(generations.c.name == name)).scalar()
+    return int(value or 0)
+
+
+class GenerationCache(Generic[T]):
+    """Keep a value built from a table, rebuilt when the table's generation moves.
+
+    ``get()`` re-reads the generation at most once per ``check_interval`` seconds; ``clear()``
+    forces a rebuild on the next ``get()`` (used after a mutation in this process).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        name: str,
+        build: Callable[[Connection], T],
+        *,
+        check_interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._engine = engine
+        self._name = name
+        self._build = build
+        self._check_interval = check_interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._value: T | None = None
+        self._generation: int | None = None
+        self._checked_at = float("-inf")
+
+    @property
+    def generation(self) -> int | None:
+        """Return the generation the cached value was built from, None before the first build."""
+        return self._generation
+
+    def clear(self) -> None:
+        """Drop the cached value so the next get() rebuilds it."""
+        with self._lock:
+            self._value = None
+            self._generation = None
+            self._checked_at = float("-inf")
+
+    def get(self) -> T:
+        """Return the cached value, rebuilding it when the stored generation has moved."""
+        with self._lock:
+            now = self._clock()
+            if self._generation is not None and now - self._checked_at < self._check_interval:
+                return self._value  # type: ignore[return-value]
+            with self._engine.connect() as conn:
+                current = read_generation(conn, self._name)
+                if current != self._generation:
+                    # Build and read in one transaction so the value matches the generation.
+                    self._value = self._build(conn)
+                    self._generation = current
+            self._checked_at = now
+            return self._value  # type: ignore[return-value]

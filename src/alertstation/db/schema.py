@@ -1,0 +1,11 @@
+"""Import every domain's tables so the shared metadata describes the whole schema.
+
+Add a line here when a new domain package gains a ``tables.py``; the no-drift test then holds the
+migrations to it.
+"""
+
+import alertstation.auth.tables  # noqa: F401
+import alertstation.db.tables  # noqa: F401
+from alertstation.db.metadata import metadata
+
+__all__ = ["metadata"]

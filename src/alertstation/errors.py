@@ -1,0 +1,82 @@
+"""Errors that service functions raise; the web tier renders them as the JSON error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AppError(Exception):
+    """Base class: an error with an HTTP status, a stable machine code and a human message."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.details = details
+
+
+class Invalid(AppError):
+    """The request is well-formed but its content is not acceptable."""
+
+    status = 422
+    code = "invalid"
+
+
+class BadRequest(AppError):
+    """The request cannot be parsed."""
+
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(AppError):
+    """The caller must sign in first."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(AppError):
+    """The caller is signed in but may not do this."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(AppError):
+    """The thing asked for does not exist."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(AppError):
+    """The change clashes with the current state."""
+
+    status = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(AppError):
+    """The request body is larger than the limit."""
+
+    status = 413
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(AppError):
+    """The request body is in a format this route does not take."""
+
+    status = 415
+    code = "unsupported_media_type"
+
+
+class ServiceUnavailable(AppError):
+    """A dependency (usually the database) cannot be reached right now."""
+
+    status = 503
+    code = "service_unavailable"

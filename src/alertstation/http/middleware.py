@@ -1,0 +1,135 @@
+"""Middleware that every request passes through, in the order ``create_app`` installs them.
+
+1. RequestContext: request id, client address (one trusted proxy hop), body size limit, security
+   headers and the access log line.
+2. Authorization: looks the matched route up in the registry and applies its access rule.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import falcon
+
+from alertstation.auth.permissions import READ_ONLY_ROLES
+from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized
+from alertstation.http.client_address import (
+    IPNetwork,
+    client_address,
+    forwarded_scheme,
+    is_trusted,
+    parse_address,
+)
+from alertstation.http.routing import STATE_CHANGING, RouteRegistry
+from alertstation.logs import request_id_var
+
+access_log = logging.getLogger("alertstation.access")
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+_STATIC_PREFIX = "/static/"
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+_PAGE_CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'self'"
+
+
+class RequestContextMiddleware:
+    """Give each request its id, client address and scheme; log it when it is answered."""
+
+    def __init__(self, trusted_proxies: Iterable[IPNetwork], max_request_bytes: int) -> None:
+        self._trusted = tuple(trusted_proxies)
+        self._max_request_bytes = max_request_bytes
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.perf_counter()
+        peer = req.remote_addr
+        req.context.client_ip = client_address(
+            peer, req.get_header("X-Forwarded-For"), self._trusted
+        )
+        req.context.scheme = forwarded_scheme(
+            peer, req.get_header("X-Forwarded-Proto"), req.scheme, self._trusted
+        )
+        incoming = req.get_header("X-Request-ID")
+        from_proxy = is_trusted(parse_address(peer), self._trusted)
+        if incoming and from_proxy and _REQUEST_ID.match(incoming):
+            request_id = incoming
+        else:
+            request_id = uuid.uuid4().hex
+        req.context.request_id = request_id
+        req.context.request_id_token = request_id_var.set(request_id)
+        req.context.user = None
+        length = req.content_length
+        if length is not None and length > self._max_request_bytes:
+            raise PayloadTooLarge(
+                f"Request body of {length} bytes is over the {self._max_request_bytes}-byte limit."
+            )
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        request_id = getattr(req.context, "request_id", None)
+        if request_id:
+            resp.set_header("X-Request-ID", request_id)
+        for name, value in _SECURITY_HEADERS.items():
+            resp.set_header(name, value)
+        if req.path.startswith(_STATIC_PREFIX):
+            versioned = req.get_param("v") is not None and resp.status_code == 200
+            cache = "public, max-age=31536000, immutable" if versioned else "no-cache"
+            resp.set_header("Cache-Control", cache)
+        elif (resp.content_type or "").startswith(falcon.MEDIA_HTML):
+            resp.set_header("Content-Security-Policy", _PAGE_CSP)
+            resp.set_header("Cache-Control", "no-store")
+        started = getattr(req.context, "started", None)
+        user = getattr(req.context, "user", None)
+        access_log.info(
+            "%s %s %s",
+            req.method,
+            req.path,
+            resp.status_code,
+            extra={
+                "method": req.method,
+                "path": req.path,
+                "status": resp.status_code,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2)
+                if started
+                else None,
+                "client_ip": getattr(req.context, "client_ip", None),
+                "user": getattr(user, "username", None),
+            },
+        )
+        token = getattr(req.context, "request_id_token", None)
+        if token is not None:
+            request_id_var.reset(token)
+
+
+class AuthorizationMiddleware:
+    """Apply the registry's access rule to every routed request; no entry means deny."""
+
+    def __init__(self, registry: RouteRegistry) -> None:
+        self._registry = registry
+
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]
+    ) -> None:
+        route = self._registry.lookup(req.uri_template, req.method)
+        if route is None:
+            if req.method == "OPTIONS":
+                return  # Falcon's default answer: an Allow header, nothing else
+            raise falcon.HTTPMethodNotAllowed(self._registry.methods_for(req.uri_template or ""))
+        req.context.route = route
+        user = getattr(req.context, "user", None)
+        if route.access.kind == "public":
+            return
+        if user is None:
+            raise Unauthorized("Sign in to continue.")
+        if req.method in STATE_CHANGING and user.role in READ_ONLY_ROLES:
+            raise Forbidden(f"The {user.role} role is read-only.")
+        if not route.access.allows(user):
+            raise Forbidden(f"This needs {route.access}.")

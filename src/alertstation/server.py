@@ -1,0 +1,44 @@
+"""Serve the WSGI app with gunicorn (gthread workers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from alertstation.app import create_app
+from alertstation.logs import configure_logging
+from alertstation.settings import Settings
+
+
+class StationServer(BaseApplication):
+    """A gunicorn application that builds the station app inside each worker process."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        settings = Settings.from_env()
+        configure_logging(settings.log_level, settings.log_format)
+        return create_app(settings)
+
+
+def serve(bind: str, workers: int, threads: int) -> None:
+    """Run gunicorn in the foreground until it is told to stop."""
+    StationServer(
+        {
+            "bind": bind,
+            "workers": workers,
+            "worker_class": "gthread",
+            "threads": threads,
+            "timeout": 60,
+            "graceful_timeout": 15,
+            "accesslog": None,  # the app writes its own structured access log
+            "proc_name": "alertstation",
+        }
+    ).run()

@@ -1,0 +1,141 @@
+"""Read typed settings from the environment: the one module that looks at ``os.environ``."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
+SECRET_KEY_FILE = "secret_key"
+MIN_SECRET_KEY_LENGTH = 32
+
+
+class SettingsError(ValueError):
+    """A setting in the environment has a value the station cannot use."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Hold every setting the station reads at start-up."""
+
+    data_dir: Path
+    database_url: str
+    secret_key: str
+    assets_dir: Path
+    session_lifetime_hours: float = 12.0
+    wx_zone_dbf_path: Path | None = None
+    trusted_proxies: tuple[IPNetwork, ...] = field(
+        default_factory=lambda: parse_networks(DEFAULT_TRUSTED_PROXIES)
+    )
+    log_level: str = "INFO"
+    log_format: str = "json"
+    max_request_bytes: int = 1_048_576
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Tell whether the database is the embedded SQLite file."""
+        return self.database_url.startswith("sqlite")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables, creating the data directory when absent."""
+        env = os.environ if environ is None else environ
+        data_dir = Path(env.get("ALERTSTATION_DATA_DIR") or "./data").resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
+        dbf_path = env.get("WX_ZONE_DBF_PATH")
+        return cls(
+            data_dir=data_dir,
+            database_url=normalise_database_url(database_url),
+            secret_key=env.get("SECRET_KEY") or load_or_create_secret_key(data_dir),
+            assets_dir=Path(env.get("ALERTSTATION_ASSETS_DIR") or "./assets").resolve(),
+            session_lifetime_hours=_positive_float(env, "SESSION_LIFETIME_HOURS", 12.0),
+            wx_zone_dbf_path=Path(dbf_path).resolve() if dbf_path else None,
+            trusted_proxies=parse_networks(
+                env.get("ALERTSTATION_TRUSTED_PROXIES", DEFAULT_TRUSTED_PROXIES)
+            ),
+            log_level=_choice(
+                env, "ALERTSTATION_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")
+            ),
+            log_format=_choice(env, "ALERTSTATION_LOG_FORMAT", "json", ("json", "text")),
+            max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
+        )
+
+
+def normalise_database_url(url: str) -> str:
+    """Point plain ``postgresql://`` URLs at the psycopg 3 driver; reject unknown schemes."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    if url.startswith(("sqlite://", "postgresql+psycopg://")):
+        return url
+    scheme = url.split(":", 1)[0]
+    raise SettingsError(
+        f"DATABASE_URL scheme {scheme!r} is not supported; use sqlite:/// or postgresql+psycopg://"
+    )
+
+
+def parse_networks(value: str) -> tuple[IPNetwork, ...]:
+    """Parse a comma-separated list of addresses or CIDR ranges."""
+    networks = []
+    for token in (part.strip() for part in value.split(",")):
+        if not token:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(token, strict=False))
+        except ValueError as ex:
+            raise SettingsError(f"ALERTSTATION_TRUSTED_PROXIES: {ex}") from ex
+    return tuple(networks)
+
+
+def load_or_create_secret_key(data_dir: Path) -> str:
+    """Return the secret key kept in the data directory, generating it on first start.
+
+    The key is written to a private temporary file and linked into place, so concurrent first
+    starts agree on one key and nobody ever reads a half-written file.
+    """
+    path = data_dir / SECRET_KEY_FILE
+    if not path.exists():
+        tmp = data_dir / f".{SECRET_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48) + "\n")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    key = path.read_text().strip()
+    if len(key) < MIN_SECRET_KEY_LENGTH:
+        raise SettingsError(
+            f"{path} holds a secret key shorter than {MIN_SECRET_KEY_LENGTH} characters"
+        )
+    return key
+
+
+def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be greater than zero, got {raw!r}")
+    return value
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    raw = env.get(name) or default
+    value = raw.upper() if default.isupper() else raw.lower()
+    if value not in allowed:
+        raise SettingsError(f"{name} must be one of {', '.join(allowed)}, got {raw!r}")
+    return value

@@ -1,0 +1,8 @@
+"""Expose the installed package version."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("alertstation")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"

@@ -1,0 +1,39 @@
+"""Periodic jobs the leader runs. Later domains add theirs to ``JOBS``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import text
+
+from alertstation.context import Station
+
+
+@dataclass(frozen=True)
+class Job:
+    """A function of the station run every ``interval`` seconds by the leader."""
+
+    name: str
+    interval: float
+    run: Callable[[Station], None]
+
+
+def checkpoint_sqlite_wal(station: Station) -> None:
+    """Fold the SQLite write-ahead log back into the database so it does not grow unbounded."""
+    if station.engine.dialect.name != "sqlite":
+        return
+    with station.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def ping_database(station: Station) -> None:
+    """Keep the leader's view of the database fresh; a failure here shows in the logs early."""
+    with station.engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
+JOBS: tuple[Job, ...] = (
+    Job("sqlite-wal-checkpoint", 600.0, checkpoint_sqlite_wal),
+    Job("database-ping", 60.0, ping_database),
+)

@@ -1,0 +1,74 @@
+"""Helpers for tests: databases on both backends and settings that skip the environment."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from alertstation.db import metadata
+from alertstation.settings import Settings
+
+BACKENDS = ("sqlite", "postgresql")
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def pg_required() -> bool:
+    return bool(os.environ.get("CI") or os.environ.get("ALERTSTATION_REQUIRE_PG"))
+
+
+def _pg_base_url() -> str:
+    url = os.environ.get("ALERTSTATION_TEST_PG_URL")
+    if url:
+        return url
+    if pg_required():
+        pytest.fail("PostgreSQL is required: run the suite through `make test`")
+    pytest.skip("PostgreSQL not available; `make test` starts a throwaway cluster")
+
+
+def create_database(backend: str, folder: Path) -> str:
+    """Create an empty database on ``backend`` and return its URL."""
+    if backend == "sqlite":
+        return f"sqlite:///{folder / f'station-{secrets.token_hex(4)}.db'}"
+    base = make_url(_pg_base_url())
+    name = f"alertstation_test_{secrets.token_hex(6)}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    """Remove a database made by create_database (PostgreSQL only; SQLite files go with tmp)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return
+    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def clear_tables(engine: Engine) -> None:
+    """Delete every row of every table (for tests that commit through the app)."""
+    with engine.begin() as connection:
+        for table in reversed(metadata.sorted_tables):
+            connection.execute(table.delete())
+
+
+def make_settings(tmp_path: Path, database_url: str, **overrides: object) -> Settings:
+    """Build Settings for a test without reading the environment."""
+    values: dict[str, object] = {
+        "data_dir": tmp_path / "data",
+        "database_url": database_url,
+        "secret_key": secrets.token_urlsafe(48),
+        "assets_dir": tmp_path / "assets",
+    }
+    values.update(overrides)
+    Path(values["data_dir"]).mkdir(parents=True, exist_ok=True)  # type: ignore[arg-type]
+    return Settings(**values)  # type: ignore[arg-type]

@@ -1,0 +1,97 @@
+"""Only one worker leads; a second one waits and takes over when the first stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from alertstation.context import Station
+from alertstation.http.templates import Templates
+from alertstation.worker.jobs import Job
+from alertstation.worker.leader import leader_lock_for
+from alertstation.worker.runner import run_due_jobs, run_worker
+from tests.support import make_settings
+
+
+def _station(tmp_path: Path, engine: Engine) -> Station:
+    settings = make_settings(tmp_path, engine.url.render_as_string(hide_password=False))
+    return Station(settings=settings, engine=engine, templates=Templates())
+
+
+def test_second_lock_waits_until_first_is_released(tmp_path: Path, engine: Engine) -> None:
+    first = leader_lock_for(engine, tmp_path)
+    second = leader_lock_for(engine, tmp_path)
+    assert first.try_acquire()
+    try:
+        assert first.still_held()
+        assert not second.try_acquire()
+        assert not second.try_acquire()
+    finally:
+        first.release()
+    assert second.try_acquire()
+    second.release()
+
+
+def test_standby_worker_takes_over(tmp_path: Path, engine: Engine) -> None:
+    station = _station(tmp_path, engine)
+    leaders: list[str] = []
+    runs: list[str] = []
+
+    def start(name: str, stop: threading.Event) -> threading.Thread:
+        job = Job("probe", 0.01, lambda s: runs.append(name))
+        thread = threading.Thread(
+            target=run_worker,
+            args=(station, stop),
+            kwargs={
+                "jobs": (job,),
+                "on_leader": lambda: leaders.append(name),
+                "tick_seconds": 0.01,
+                "lock": leader_lock_for(engine, tmp_path),
+            },
+            daemon=True,
+        )
+        thread.start()
+        return thread
+
+    stop_a, stop_b = threading.Event(), threading.Event()
+    thread_a = start("a", stop_a)
+    _wait_for(lambda: leaders == ["a"])
+    thread_b = start("b", stop_b)
+    time.sleep(0.3)
+    assert leaders == ["a"], "the standby must not lead while the leader runs"
+    assert "b" not in runs
+    stop_a.set()
+    thread_a.join(5)
+    _wait_for(lambda: leaders == ["a", "b"], timeout=10)
+    _wait_for(lambda: "b" in runs)
+    stop_b.set()
+    thread_b.join(5)
+    assert not thread_a.is_alive() and not thread_b.is_alive()
+
+
+def test_a_failing_job_does_not_stop_the_others(tmp_path: Path, engine: Engine) -> None:
+    station = _station(tmp_path, engine)
+    ran: list[str] = []
+
+    def boom(s: Station) -> None:
+        raise RuntimeError("job failure")
+
+    jobs = (Job("boom", 5.0, boom), Job("ok", 5.0, lambda s: ran.append("ok")))
+    next_run: dict[str, float] = {}
+    run_due_jobs(station, jobs, next_run, now=10.0)
+    assert ran == ["ok"]
+    assert next_run == {"boom": 15.0, "ok": 15.0}
+    run_due_jobs(station, jobs, next_run, now=12.0)
+    assert ran == ["ok"], "not due yet"
+
+
+def _wait_for(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not reached in time")
