@@ -157,7 +157,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_current_schema(settings)
-    serve(args.bind, args.workers, args.threads)
+    serve(args.bind, args.workers, args.threads, settings.data_dir)
     return 0
 
 
@@ -191,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     worker = subprocess.Popen([sys.executable, "-m", "alertstation", "worker"])
     try:
         print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)
-        serve(args.bind, args.workers, args.threads)
+        serve(args.bind, args.workers, args.threads, settings.data_dir)
     finally:
         worker.terminate()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -20,7 +21,8 @@ class StationServer(BaseApplication):
 
     def load_config(self) -> None:
         for key, value in self._options.items():
-            self.cfg.set(key, value)
+            if key in self.cfg.settings:  # options newer than the installed gunicorn are skipped
+                self.cfg.set(key, value)
 
     def load(self) -> Any:
         settings = Settings.from_env()
@@ -28,8 +30,11 @@ class StationServer(BaseApplication):
         return create_app(settings)
 
 
-def serve(bind: str, workers: int, threads: int) -> None:
-    """Run gunicorn in the foreground until it is told to stop."""
+def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
+    """Run gunicorn in the foreground until it is told to stop.
+
+    The control socket lives in the data directory so two stations on one host never share it.
+    """
     StationServer(
         {
             "bind": bind,
@@ -40,5 +45,6 @@ def serve(bind: str, workers: int, threads: int) -> None:
             "graceful_timeout": 15,
             "accesslog": None,  # the app writes its own structured access log
             "proc_name": "alertstation",
+            "control_socket": str(data_dir / "gunicorn.ctl"),
         }
     ).run()

@@ -63,6 +63,7 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
         assert status == 200, log_path.read_text()
         assert orjson.loads(body)["status"] == "ok"
         assert headers.get("X-Request-ID")
+        assert (tmp_path / "data" / "gunicorn.ctl").exists(), "control socket stays in the data dir"
         status, _, body = _get(f"http://127.0.0.1:{port}/")
         assert status == 401 and orjson.loads(body)["error"]["code"] == "unauthorized"
         deadline = time.monotonic() + 30
