@@ -67,6 +67,7 @@ def make_settings(tmp_path: Path, database_url: str, **overrides: object) -> Set
         "data_dir": tmp_path / "data",
         "database_url": database_url,
         "secret_key": secrets.token_urlsafe(48),
+        "audit_ledger_key": secrets.token_urlsafe(48),
         "assets_dir": tmp_path / "assets",
     }
     values.update(overrides)

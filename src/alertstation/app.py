@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 from sqlalchemy import Engine
 
+from alertstation.audit.ledger import AuditLedger
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
@@ -37,6 +38,7 @@ def build_station(settings: Settings, engine: Engine | None = None) -> Station:
         settings=settings,
         engine=engine if engine is not None else make_engine(settings.database_url),
         templates=Templates(),
+        ledger=AuditLedger(settings.audit_ledger_key),
     )
 
 

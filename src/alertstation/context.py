@@ -6,14 +6,16 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
+from alertstation.audit.ledger import AuditLedger
 from alertstation.http.templates import Templates
 from alertstation.settings import Settings
 
 
 @dataclass(frozen=True)
 class Station:
-    """Settings, database engine and page renderer shared by one process."""
+    """Settings, database engine, page renderer and audit ledger shared by one process."""
 
     settings: Settings
     engine: Engine
     templates: Templates
+    ledger: AuditLedger

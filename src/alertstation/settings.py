@@ -13,6 +13,7 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
 SECRET_KEY_FILE = "secret_key"
+LEDGER_KEY_FILE = "audit_ledger_key"
 MIN_SECRET_KEY_LENGTH = 32
 
 
@@ -28,6 +29,7 @@ class Settings:
     database_url: str
     secret_key: str
     assets_dir: Path
+    audit_ledger_key: str = ""
     session_lifetime_hours: float = 12.0
     wx_zone_dbf_path: Path | None = None
     trusted_proxies: tuple[IPNetwork, ...] = field(
@@ -53,7 +55,10 @@ class Settings:
         return cls(
             data_dir=data_dir,
             database_url=normalise_database_url(database_url),
-            secret_key=env.get("SECRET_KEY") or load_or_create_secret_key(data_dir),
+            secret_key=env.get("SECRET_KEY") or load_or_create_key(data_dir, SECRET_KEY_FILE),
+            audit_ledger_key=(
+                env.get("AUDIT_LEDGER_KEY") or load_or_create_key(data_dir, LEDGER_KEY_FILE)
+            ),
             assets_dir=Path(env.get("ALERTSTATION_ASSETS_DIR") or "./assets").resolve(),
             session_lifetime_hours=_positive_float(env, "SESSION_LIFETIME_HOURS", 12.0),
             wx_zone_dbf_path=Path(dbf_path).resolve() if dbf_path else None,
@@ -94,15 +99,15 @@ def parse_networks(value: str) -> tuple[IPNetwork, ...]:
     return tuple(networks)
 
 
-def load_or_create_secret_key(data_dir: Path) -> str:
-    """Return the secret key kept in the data directory, generating it on first start.
+def load_or_create_key(data_dir: Path, name: str) -> str:
+    """Return the key kept in ``data_dir/name``, generating it on first start.
 
     The key is written to a private temporary file and linked into place, so concurrent first
     starts agree on one key and nobody ever reads a half-written file.
     """
-    path = data_dir / SECRET_KEY_FILE
+    path = data_dir / name
     if not path.exists():
-        tmp = data_dir / f".{SECRET_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        tmp = data_dir / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(48) + "\n")
@@ -114,9 +119,7 @@ def load_or_create_secret_key(data_dir: Path) -> str:
             tmp.unlink()
     key = path.read_text().strip()
     if len(key) < MIN_SECRET_KEY_LENGTH:
-        raise SettingsError(
-            f"{path} holds a secret key shorter than {MIN_SECRET_KEY_LENGTH} characters"
-        )
+        raise SettingsError(f"{path} holds a key shorter than {MIN_SECRET_KEY_LENGTH} characters")
     return key
 
 

@@ -29,12 +29,14 @@ def test_secret_key_is_generated_once_privately(tmp_path: Path) -> None:
     mode = stat.S_IMODE(os.stat(tmp_path / "secret_key").st_mode)
     assert mode == 0o600
     assert Settings.from_env({**env, "SECRET_KEY": "k" * 40}).secret_key == "k" * 40
-    assert [p.name for p in tmp_path.iterdir()] == ["secret_key"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["audit_ledger_key", "secret_key"]
+    ledger = Settings.from_env(env).audit_ledger_key
+    assert len(ledger) >= 32 and ledger != first
 
 
 def test_short_secret_key_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "secret_key").write_text("short\n")
-    with pytest.raises(SettingsError, match="shorter than 32"):
+    with pytest.raises(SettingsError, match="key shorter than 32"):
         Settings.from_env({"ALERTSTATION_DATA_DIR": str(tmp_path)})
 
 

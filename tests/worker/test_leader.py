@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from alertstation.audit.ledger import AuditLedger
 from alertstation.context import Station
 from alertstation.http.templates import Templates
 from alertstation.worker.jobs import Job
@@ -18,7 +19,12 @@ from tests.support import make_settings
 
 def _station(tmp_path: Path, engine: Engine) -> Station:
     settings = make_settings(tmp_path, engine.url.render_as_string(hide_password=False))
-    return Station(settings=settings, engine=engine, templates=Templates())
+    return Station(
+        settings=settings,
+        engine=engine,
+        templates=Templates(),
+        ledger=AuditLedger(settings.audit_ledger_key),
+    )
 
 
 def test_second_lock_waits_until_first_is_released(tmp_path: Path, engine: Engine) -> None:

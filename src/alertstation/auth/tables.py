@@ -1,6 +1,6 @@
 """Account tables."""
 
-from sqlalchemy import Boolean, Column, Integer, String, Table, true
+from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, String, Table, true
 
 from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
@@ -17,4 +17,21 @@ users = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("password_changed_at", UTCDateTime, nullable=False),
     Column("last_login_at", UTCDateTime, nullable=True),
+)
+
+# One row per sign-in. The cookie carries a random token; only its SHA-256 is stored.
+admin_sessions = Table(
+    "admin_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("source_ip", String(45), nullable=False),
+    Column("user_agent", String(512), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("ended_at", UTCDateTime, nullable=True),
+    Column("ended_reason", String(32), nullable=True),
+    Index("ix_admin_sessions_user_id", "user_id"),
+    Index("ix_admin_sessions_ended_at", "ended_at"),
 )

@@ -4,6 +4,7 @@ Add a line here when a new domain package gains a ``tables.py``; the no-drift te
 migrations to it.
 """
 
+import alertstation.audit.tables  # noqa: F401
 import alertstation.auth.tables  # noqa: F401
 import alertstation.db.tables  # noqa: F401
 from alertstation.db.metadata import metadata
