@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
+import falcon
 import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
@@ -73,3 +75,20 @@ def make_settings(tmp_path: Path, database_url: str, **overrides: object) -> Set
     values.update(overrides)
     Path(values["data_dir"]).mkdir(parents=True, exist_ok=True)  # type: ignore[arg-type]
     return Settings(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class FakeUser:
+    """A signed-in user for tests that exercise access rules without sessions."""
+
+    id: int
+    username: str
+    role: str
+
+
+class HeaderIdentity:
+    """Test-only identity middleware: the X-Test-Role header names the caller's role."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        name = req.get_header("X-Test-Role")
+        req.context.user = FakeUser(id=0, username=f"test-{name}", role=name) if name else None

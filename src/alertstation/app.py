@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 from sqlalchemy import Engine
 
+from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
@@ -22,7 +23,7 @@ from alertstation.system import routes as system_routes
 RouteSource = Callable[[Station], list[Route]]
 
 # Each domain package contributes a routes(station) function; add new domains here.
-ROUTE_SOURCES: tuple[RouteSource, ...] = (system_routes.routes,)
+ROUTE_SOURCES: tuple[RouteSource, ...] = (system_routes.routes, audit_routes.routes)
 
 
 class StationApp(falcon.App):

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from alertstation.audit.cli import add_audit_commands
 from alertstation.errors import AppError
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
@@ -246,6 +247,8 @@ def build_parser() -> Parser:
     _add_server_options(add("serve", cmd_serve, "Serve the web interface (gunicorn)."), 2)
     add("worker", cmd_worker, "Run periodic jobs as the single leader across hosts.")
     _add_server_options(add("run", cmd_run, "Run web and worker together on one box."), 2)
+
+    add_audit_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from alertstation.http.routing import (
     permission,
     role,
 )
-from tests.support import clear_tables, make_settings
+from tests.support import HeaderIdentity, clear_tables, make_settings
 
 
 class Thing:
@@ -101,20 +100,6 @@ def test_roles_and_permissions_catalog() -> None:
 
 
 # --- walk every registered route ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FakeUser:
-    username: str
-    role: str
-
-
-class HeaderIdentity:
-    """Test-only identity: the X-Test-Role header names the caller's role."""
-
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        name = req.get_header("X-Test-Role")
-        req.context.user = FakeUser(username=f"test-{name}", role=name) if name else None
 
 
 def _probe_routes(station: Station) -> list[Route]:
