@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import falcon
@@ -92,3 +93,17 @@ class HeaderIdentity:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         name = req.get_header("X-Test-Role")
         req.context.user = FakeUser(id=0, username=f"test-{name}", role=name) if name else None
+
+
+class Clock:
+    """A controllable UTC clock for the station (``create_app(..., clock=clock)``)."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        """Move the clock forward, e.g. ``advance(seconds=61)``."""
+        self.now += timedelta(**delta)

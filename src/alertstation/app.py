@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 import falcon
@@ -10,8 +11,11 @@ from sqlalchemy import Engine
 
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
+from alertstation.auth import routes as auth_routes
+from alertstation.auth.middleware import SessionMiddleware
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
+from alertstation.db.types import utcnow
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
@@ -23,7 +27,11 @@ from alertstation.system import routes as system_routes
 RouteSource = Callable[[Station], list[Route]]
 
 # Each domain package contributes a routes(station) function; add new domains here.
-ROUTE_SOURCES: tuple[RouteSource, ...] = (system_routes.routes, audit_routes.routes)
+ROUTE_SOURCES: tuple[RouteSource, ...] = (
+    system_routes.routes,
+    auth_routes.routes,
+    audit_routes.routes,
+)
 
 
 class StationApp(falcon.App):
@@ -33,13 +41,18 @@ class StationApp(falcon.App):
     registry: RouteRegistry
 
 
-def build_station(settings: Settings, engine: Engine | None = None) -> Station:
+def build_station(
+    settings: Settings,
+    engine: Engine | None = None,
+    clock: Callable[[], datetime] = utcnow,
+) -> Station:
     """Create the shared dependencies of one process."""
     return Station(
         settings=settings,
         engine=engine if engine is not None else make_engine(settings.database_url),
         templates=Templates(),
         ledger=AuditLedger(settings.audit_ledger_key),
+        clock=clock,
     )
 
 
@@ -57,15 +70,19 @@ def create_app(
     *,
     engine: Engine | None = None,
     extra_routes: RouteSource | None = None,
-    identity_middleware: Sequence[Any] = (),
+    identity_middleware: Sequence[Any] | None = None,
+    clock: Callable[[], datetime] = utcnow,
 ) -> StationApp:
     """Return the WSGI application for ``settings``.
 
-    ``identity_middleware`` runs after the request context is set and before authorisation; it
-    is where the signed-in user is put on ``req.context.user``. ``extra_routes`` lets tests mount
-    routes that go through the same registry rules as the product's own.
+    ``identity_middleware`` runs after the request context is set and before authorisation and
+    puts the signed-in user on ``req.context.user``; the default is the session cookie
+    middleware (tests may substitute their own). ``extra_routes`` lets tests mount routes that go
+    through the same registry rules as the product's own. ``clock`` returns the current UTC time.
     """
-    station = build_station(settings, engine)
+    station = build_station(settings, engine, clock)
+    if identity_middleware is None:
+        identity_middleware = [SessionMiddleware(station)]
     sources = ROUTE_SOURCES + ((extra_routes,) if extra_routes else ())
     registry = build_registry(station, sources)
 

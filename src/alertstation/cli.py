@@ -126,6 +126,74 @@ def cmd_user_ensure_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_user_passwd(args: argparse.Namespace) -> int:
+    """Set an account's password and end its sessions."""
+    from alertstation.auth import service, sessions
+    from alertstation.auth.passwords import generate_password
+    from alertstation.db.engine import begin_write
+    from alertstation.db.types import utcnow
+
+    settings = _settings()
+    _require_current_schema(settings)
+    password = _read_password_stdin() if args.password_stdin else generate_password()
+    with begin_write(_engine(settings)) as conn:
+        user = service.find_user(conn, args.username)
+        service.set_password(conn, user.id, password)
+        ended = sessions.end_sessions(
+            conn, reason=sessions.ENDED_PASSWORD_CHANGED, now=utcnow(), user_id=user.id
+        )
+    print(f"password of {user.username!r} changed; {ended} session(s) ended")
+    if not args.password_stdin:
+        print(f"password (shown once): {password}")
+    return 0
+
+
+def _set_active(args: argparse.Namespace, active: bool) -> int:
+    from alertstation.auth import service, sessions
+    from alertstation.db.engine import begin_write
+    from alertstation.db.types import utcnow
+
+    settings = _settings()
+    _require_current_schema(settings)
+    with begin_write(_engine(settings)) as conn:
+        user = service.find_user(conn, args.username)
+        service.update_user(conn, user.id, is_active=active)
+        ended = 0
+        if not active:
+            ended = sessions.end_sessions(
+                conn, reason=sessions.ENDED_USER_DISABLED, now=utcnow(), user_id=user.id
+            )
+    state = "enabled" if active else f"disabled; {ended} session(s) ended"
+    print(f"user {user.username!r} {state}")
+    return 0
+
+
+def cmd_user_disable(args: argparse.Namespace) -> int:
+    """Disable an account and end its sessions (never the last enabled admin)."""
+    return _set_active(args, False)
+
+
+def cmd_user_enable(args: argparse.Namespace) -> int:
+    """Enable an account again."""
+    return _set_active(args, True)
+
+
+def cmd_user_list(args: argparse.Namespace) -> int:
+    """List accounts."""
+    from alertstation.auth import service
+
+    settings = _settings()
+    _require_current_schema(settings)
+    with _engine(settings).connect() as conn:
+        accounts = service.list_users(conn)
+    if not accounts:
+        print("no accounts yet; create one with `alertstation user create`")
+    for user in accounts:
+        state = "enabled" if user.is_active else "disabled"
+        print(f"{user.username:24} {user.role:10} {state}")
+    return 0
+
+
 def cmd_routes(args: argparse.Namespace) -> int:
     """List every registered route with its access rule."""
     from alertstation.app import build_registry, build_station
@@ -269,6 +337,25 @@ def build_parser() -> Parser:
     )
     ensure.set_defaults(func=cmd_user_ensure_admin)
     ensure.add_argument("--username", default="admin")
+    passwd = user_sub.add_parser(
+        "passwd",
+        help="Set a password (ends the account's sessions).",
+        description="Set an account's password; a generated one is printed once.",
+    )
+    passwd.set_defaults(func=cmd_user_passwd)
+    passwd.add_argument("--username", required=True)
+    passwd.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    for name, func, text in (
+        ("disable", cmd_user_disable, "Disable an account and end its sessions."),
+        ("enable", cmd_user_enable, "Enable a disabled account."),
+    ):
+        toggle = user_sub.add_parser(name, help=text, description=text)
+        toggle.set_defaults(func=func)
+        toggle.add_argument("--username", required=True)
+    listing = user_sub.add_parser("list", help="List accounts.", description="List accounts.")
+    listing.set_defaults(func=cmd_user_list)
     return parser
 
 

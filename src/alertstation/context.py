@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sqlalchemy import Engine
 
 from alertstation.audit.ledger import AuditLedger
+from alertstation.db.types import utcnow
 from alertstation.http.templates import Templates
 from alertstation.settings import Settings
 
 
 @dataclass(frozen=True)
 class Station:
-    """Settings, database engine, page renderer and audit ledger shared by one process."""
+    """Settings, database engine, page renderer, audit ledger and clock shared by one process."""
 
     settings: Settings
     engine: Engine
     templates: Templates
     ledger: AuditLedger
+    clock: Callable[[], datetime] = field(default=utcnow)
+
+    @property
+    def session_lifetime(self) -> timedelta:
+        """Return how long a session may live and idle."""
+        return timedelta(hours=self.settings.session_lifetime_hours)

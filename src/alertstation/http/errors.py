@@ -10,11 +10,12 @@ from __future__ import annotations
 import http
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 import falcon
 
 from alertstation.errors import AppError
-from alertstation.http.templates import Templates
+from alertstation.http.templates import Templates, page_context
 
 log = logging.getLogger("alertstation.http")
 
@@ -73,11 +74,14 @@ class ErrorRenderer:
         if headers:
             resp.set_headers(headers)
         if wants_html(req):
+            if status == 401 and req.method == "GET":
+                resp.status = falcon.HTTP_303
+                resp.location = "/login?" + urlencode({"next": req.relative_uri})
+                return
             resp.content_type = falcon.MEDIA_HTML
             resp.text = self._templates.render(
                 "error.html",
-                req=req,
-                user=getattr(req.context, "user", None),
+                **page_context(req),
                 status=status,
                 phrase=_phrase(status),
                 code=code,

@@ -25,7 +25,7 @@ from alertstation.http.client_address import (
     is_trusted,
     parse_address,
 )
-from alertstation.http.routing import STATE_CHANGING, RouteRegistry
+from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
 from alertstation.logs import request_id_var
 
 access_log = logging.getLogger("alertstation.access")
@@ -129,7 +129,8 @@ class AuthorizationMiddleware:
             return
         if user is None:
             raise Unauthorized("Sign in to continue.")
-        if req.method in STATE_CHANGING and user.role in READ_ONLY_ROLES:
+        self_service = (req.method, route.path) in SELF_SERVICE_ROUTES
+        if req.method in STATE_CHANGING and user.role in READ_ONLY_ROLES and not self_service:
             raise Forbidden(f"The {user.role} role is read-only.")
         if not route.access.allows(user):
             raise Forbidden(f"This needs {route.access}.")

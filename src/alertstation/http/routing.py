@@ -19,6 +19,12 @@ STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 _SUFFIX = re.compile(r"^[a-z][a-z0-9_]*$")
 
+# The only state-changing routes that need no permission or role: signing in, signing out and
+# changing one's own password concern the caller's own account, whatever their role.
+SELF_SERVICE_ROUTES = frozenset(
+    {("POST", "/auth/login"), ("POST", "/auth/logout"), ("POST", "/account/password")}
+)
+
 
 class RouteConfigError(RuntimeError):
     """The route table breaks a rule the station will not start without."""
@@ -143,8 +149,10 @@ def validate_route(route: Route) -> None:
         raise RouteConfigError(f"{where}: role {access.name!r} is not in the catalog")
     if access.kind not in ("public", "signed_in", "permission", "role"):
         raise RouteConfigError(f"{where}: unknown access kind {access.kind!r}")
+    self_service = (route.method, route.path) in SELF_SERVICE_ROUTES
     if route.method in STATE_CHANGING and access.kind not in ("permission", "role"):
-        raise RouteConfigError(f"{where}: a state-changing route needs a permission or a role")
+        if not self_service:
+            raise RouteConfigError(f"{where}: a state-changing route needs a permission or a role")
     if route.method in STATE_CHANGING and access.kind == "role" and access.name in READ_ONLY_ROLES:
         raise RouteConfigError(f"{where}: read-only role {access.name!r} cannot change state")
     if not callable(getattr(route.resource, route.responder_name, None)):

@@ -9,6 +9,7 @@ from typing import Any
 import falcon
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from alertstation.auth.permissions import role_permissions
 from alertstation.version import __version__
 
 
@@ -17,10 +18,13 @@ def web_dir() -> Path:
     return Path(str(files("alertstation.web")))
 
 
-# Navigation shown by the base layout: (label, path). Later pages add their entries here.
-NAVIGATION: tuple[tuple[str, str], ...] = (
-    ("Overview", "/"),
-    ("Docs", "/docs"),
+# Navigation of the base layout: (label, path, permission needed or None for everyone).
+NAVIGATION: tuple[tuple[str, str, str | None], ...] = (
+    ("Overview", "/", None),
+    ("Users", "/admin/users", "system.manage_users"),
+    ("Sessions", "/admin/sessions", "system.manage_users"),
+    ("Logs", "/logs", "system.view_config"),
+    ("Docs", "/docs", None),
 )
 
 
@@ -52,7 +56,21 @@ class Templates:
         """Render a template to a string."""
         return self.env.get_template(template).render(**context)
 
-    def respond(self, resp: falcon.Response, template: str, **context: Any) -> None:
-        """Render a template into an HTML response."""
+    def page(
+        self, req: falcon.Request, resp: falcon.Response, template: str, **context: Any
+    ) -> None:
+        """Render a page into an HTML response with the request, user and CSRF token in scope."""
         resp.content_type = falcon.MEDIA_HTML
-        resp.text = self.render(template, **context)
+        resp.text = self.render(template, **page_context(req), **context)
+
+
+def page_context(req: falcon.Request) -> dict[str, Any]:
+    """Return what every page needs: the request, the user, their permissions, the CSRF token."""
+    user = getattr(req.context, "user", None)
+    session = getattr(req.context, "session", None)
+    return {
+        "req": req,
+        "user": user,
+        "permissions": role_permissions(user.role) if user else frozenset(),
+        "csrf_token": session.csrf_token if session else "",
+    }

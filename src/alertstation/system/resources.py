@@ -35,7 +35,7 @@ class HomePage:
         self._templates = station.templates
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._templates.respond(resp, "home.html", req=req, user=req.context.user)
+        self._templates.page(req, resp, "home.html")
 
 
 class DocsPage:
@@ -45,4 +45,4 @@ class DocsPage:
         self._templates = station.templates
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._templates.respond(resp, "docs.html", req=req, user=req.context.user)
+        self._templates.page(req, resp, "docs.html")

@@ -1,0 +1,99 @@
+// Account, user and session management: JSON calls carrying the CSRF token.
+(function () {
+  "use strict";
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const csrf = meta ? meta.content : "";
+
+  async function call(method, url, body) {
+    const response = await fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(function () { return {}; });
+    if (!response.ok) {
+      const message = data.error ? data.error.message : "Request failed (" + response.status + ")";
+      throw new Error(message);
+    }
+    return data;
+  }
+
+  function say(id, text, isError) {
+    const el = typeof id === "string" ? document.getElementById(id) : id;
+    if (!el) return;
+    el.textContent = text;
+    el.classList.toggle("error", Boolean(isError));
+  }
+
+  function reloadSoon() { window.setTimeout(function () { window.location.reload(); }, 400); }
+
+  // Users page
+  const createForm = document.getElementById("create-user-form");
+  if (createForm) {
+    createForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      const form = new FormData(createForm);
+      call("POST", "/admin/users", {
+        username: form.get("username"), role: form.get("role"), password: form.get("password"),
+      }).then(function (data) { say("users-status", "Added " + data.user.username + "."); reloadSoon(); })
+        .catch(function (err) { say("users-status", err.message, true); });
+    });
+  }
+  document.querySelectorAll(".role-select").forEach(function (select) {
+    const original = select.value;
+    select.addEventListener("change", function () {
+      call("PATCH", "/admin/users/" + select.dataset.userId, { role: select.value })
+        .then(function () { say("users-status", "Role changed."); })
+        .catch(function (err) { select.value = original; say("users-status", err.message, true); });
+    });
+  });
+  document.querySelectorAll(".toggle-active").forEach(function (button) {
+    button.addEventListener("click", function () {
+      const enable = button.dataset.active !== "true";
+      call("PATCH", "/admin/users/" + button.dataset.userId, { is_active: enable })
+        .then(function () { reloadSoon(); })
+        .catch(function (err) { say("users-status", err.message, true); });
+    });
+  });
+  document.querySelectorAll(".delete-user").forEach(function (button) {
+    button.addEventListener("click", function () {
+      if (!window.confirm("Delete " + button.dataset.username + "? This cannot be undone.")) return;
+      call("DELETE", "/admin/users/" + button.dataset.userId)
+        .then(function () { reloadSoon(); })
+        .catch(function (err) { say("users-status", err.message, true); });
+    });
+  });
+
+  // Sessions page
+  document.querySelectorAll("button.terminate").forEach(function (button) {
+    button.addEventListener("click", function () {
+      call("POST", "/api/admin/sessions/" + button.dataset.sessionId + "/terminate")
+        .then(function () { say("sessions-status", "Session ended."); reloadSoon(); })
+        .catch(function (err) { say("sessions-status", err.message, true); });
+    });
+  });
+  const others = document.getElementById("terminate-others");
+  if (others) {
+    others.addEventListener("click", function () {
+      if (!window.confirm("End every other session?")) return;
+      call("POST", "/api/admin/sessions/terminate-others")
+        .then(function (data) { say("sessions-status", "Ended " + data.ended + " session(s)."); reloadSoon(); })
+        .catch(function (err) { say("sessions-status", err.message, true); });
+    });
+  }
+
+  // Account page
+  const passwordForm = document.getElementById("password-form");
+  if (passwordForm) {
+    const status = passwordForm.querySelector(".status");
+    passwordForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      const form = new FormData(passwordForm);
+      call("POST", "/account/password", {
+        current_password: form.get("current_password"), new_password: form.get("new_password"),
+      }).then(function () { passwordForm.reset(); say(status, "Password changed."); })
+        .catch(function (err) { say(status, err.message, true); });
+    });
+  }
+})();
