@@ -7,6 +7,9 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 \
   || missing+=(postgresql)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+# Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "test dependencies: all present"

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from alertstation.auth.passwords import verify_password
 from alertstation.auth.tables import users
+from alertstation.cli import main
 from alertstation.db import make_engine
 from alertstation.version import __version__
 
@@ -26,6 +27,10 @@ COMMANDS = (
     ["user"],
     ["user", "create"],
     ["user", "ensure-admin"],
+    ["user", "passwd"],
+    ["user", "disable"],
+    ["user", "enable"],
+    ["user", "list"],
 )
 
 
@@ -52,10 +57,11 @@ def cli_env(empty_database: str, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "top")
-def test_help_everywhere(command: list[str], tmp_path: Path) -> None:
-    result = alertstation([*command, "--help"], {"ALERTSTATION_DATA_DIR": str(tmp_path)})
-    assert result.returncode == 0, result.stderr
-    assert "usage: alertstation" in result.stdout
+def test_help_everywhere(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: alertstation" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -67,11 +73,15 @@ def test_help_everywhere(command: list[str], tmp_path: Path) -> None:
         ["user", "create", "--username", "x"],
     ],
 )
-def test_bad_input_is_one_line_and_non_zero(args: list[str], tmp_path: Path) -> None:
-    result = alertstation(args, {"ALERTSTATION_DATA_DIR": str(tmp_path)})
-    assert result.returncode == 2
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert result.stderr.startswith("alertstation")
+def test_bad_input_is_one_line_and_non_zero(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    stderr = capsys.readouterr().err
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith("alertstation")
 
 
 def test_version(tmp_path: Path) -> None:
@@ -146,3 +156,32 @@ def test_routes_lists_every_route(tmp_path: Path) -> None:
     assert {"method": "GET", "path": "/docs", "access": "public", "summary": "Documentation"} in (
         __import__("orjson").loads(as_json.stdout)
     )
+
+
+def test_passwd_and_disable(cli_env: dict[str, str], empty_database: str) -> None:
+    assert alertstation(["migrate"], cli_env).returncode == 0
+    assert alertstation(["user", "ensure-admin"], cli_env).returncode == 0
+    made = alertstation(["user", "create", "--username", "ops", "--role", "operator"], cli_env)
+    assert made.returncode == 0
+    changed = alertstation(
+        ["user", "passwd", "--username", "ops", "--password-stdin"],
+        cli_env,
+        stdin="an entirely new secret\n",
+    )
+    assert changed.returncode == 0, changed.stderr
+    assert "0 session(s) ended" in changed.stdout
+    last_admin = alertstation(["user", "disable", "--username", "admin"], cli_env)
+    assert last_admin.returncode == 2 and "last enabled admin" in last_admin.stderr
+    disabled = alertstation(["user", "disable", "--username", "ops"], cli_env)
+    assert disabled.returncode == 0 and "disabled" in disabled.stdout
+    listing = alertstation(["user", "list"], cli_env).stdout.split("\n")
+    assert any(line.split() == ["ops", "operator", "disabled"] for line in listing)
+    unknown = alertstation(["user", "passwd", "--username", "ghost"], cli_env)
+    assert unknown.returncode == 2 and "no user named 'ghost'" in unknown.stderr
+
+    engine = make_engine(empty_database)
+    with engine.connect() as conn:
+        row = conn.execute(select(users).where(users.c.username == "ops")).one()
+    engine.dispose()
+    assert verify_password(row.password_hash, "an entirely new secret")
+    assert row.is_active is False or row.is_active == 0
