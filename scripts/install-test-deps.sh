@@ -7,6 +7,7 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 \
   || missing+=(postgresql)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
 # Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)

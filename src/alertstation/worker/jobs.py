@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 
+from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
 
 
@@ -36,4 +37,5 @@ def ping_database(station: Station) -> None:
 JOBS: tuple[Job, ...] = (
     Job("sqlite-wal-checkpoint", 600.0, checkpoint_sqlite_wal),
     Job("database-ping", 60.0, ping_database),
+    Job("audit-checkpoint", 3600.0, append_audit_checkpoint),
 )

@@ -1,0 +1,132 @@
+"""``alertstation audit verify`` and ``audit head`` as an operator runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import AuditLedger
+from alertstation.audit.service import CHECKPOINT_FILE, append_checkpoint_line
+from alertstation.audit.tables import audit_logs
+from alertstation.db import begin_write
+
+
+def run_audit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "alertstation", "audit", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def cli_env(db: Engine, ledger_key: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        "DATABASE_URL": db.url.render_as_string(hide_password=False),
+        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "AUDIT_LEDGER_KEY": ledger_key,
+        "ALERTSTATION_LOG_FORMAT": "text",
+    }
+
+
+def fill(engine: Engine, ledger: AuditLedger, count: int) -> None:
+    with begin_write(engine) as conn:
+        for n in range(count):
+            ledger.record(conn, Actor.system(), "config.updated", target=f"s{n}", propagate=True)
+
+
+def test_verify_and_head_on_an_intact_ledger(
+    db: Engine, ledger: AuditLedger, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    fill(db, ledger, 5)
+    head = run_audit(["head"], cli_env)
+    assert head.returncode == 0, head.stderr
+    checkpoint = head.stdout.strip()
+    assert checkpoint.startswith("asckpt1.5.5.") and "\n" not in checkpoint
+    assert ledger.parse_checkpoint(checkpoint).last_id == 5
+
+    plain = run_audit(["verify"], cli_env)
+    assert (plain.returncode, plain.stdout.strip()) == (0, "ok 5 rows"), plain.stderr
+    with_string = run_audit(["verify", "--checkpoint", checkpoint], cli_env)
+    assert with_string.returncode == 0 and with_string.stdout.startswith("ok 5 rows")
+
+    log_file = tmp_path / CHECKPOINT_FILE
+    log_file.write_text(f"2026-01-01T00:00:00Z {ledger.checkpoint_now(db)}\n")
+    with_file = run_audit(["verify", "--checkpoint", str(log_file)], cli_env)
+    assert with_file.returncode == 0 and with_file.stdout.startswith("ok 5 rows")
+
+
+def test_truncation_is_found_only_with_a_checkpoint(
+    db: Engine, ledger: AuditLedger, cli_env: dict[str, str]
+) -> None:
+    fill(db, ledger, 6)
+    checkpoint = ledger.checkpoint_now(db)
+    with db.begin() as conn:
+        conn.execute(audit_logs.delete().where(audit_logs.c.id > 4))
+    assert run_audit(["verify"], cli_env).returncode == 0
+    cut = run_audit(["verify", "--checkpoint", checkpoint], cli_env)
+    assert cut.returncode == 1
+    assert "cut off" in cut.stdout and "4 of the 6 rows" in cut.stdout
+
+
+def test_a_modified_row_fails_verification(
+    db: Engine, ledger: AuditLedger, cli_env: dict[str, str]
+) -> None:
+    fill(db, ledger, 4)
+    with db.begin() as conn:
+        conn.execute(audit_logs.update().where(audit_logs.c.id == 2).values(target="hidden"))
+    result = run_audit(["verify"], cli_env)
+    assert result.returncode == 1
+    assert "row 2 was modified" in result.stdout
+
+
+def test_a_forged_checkpoint_is_a_one_line_error(
+    db: Engine, ledger: AuditLedger, cli_env: dict[str, str]
+) -> None:
+    fill(db, ledger, 2)
+    prefix, _, last_id, head, mac = ledger.checkpoint_now(db).split(".")
+    forged = ".".join([prefix, "9", last_id, head, mac])
+    result = run_audit(["verify", "--checkpoint", forged], cli_env)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "checkpoint" in result.stderr and "signature" in result.stderr
+    missing = run_audit(["verify", "--checkpoint", "/no/such/file"], cli_env)
+    assert missing.returncode == 2 and "neither a checkpoint" in missing.stderr
+
+
+def test_audit_commands_refuse_an_unmigrated_database(
+    empty_database: str, ledger_key: str, tmp_path: Path
+) -> None:
+    env = {
+        "DATABASE_URL": empty_database,
+        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "AUDIT_LEDGER_KEY": ledger_key,
+    }
+    for command in (["verify"], ["head"]):
+        result = run_audit(command, env)
+        assert result.returncode == 1 and "alertstation migrate" in result.stderr
+
+
+def test_checkpoint_log_gets_a_line_only_when_the_head_moves(
+    db: Engine, ledger: AuditLedger, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    log_file = tmp_path / "data" / CHECKPOINT_FILE
+    assert append_checkpoint_line(db, ledger, log_file)
+    assert not append_checkpoint_line(db, ledger, log_file)
+    fill(db, ledger, 3)
+    assert append_checkpoint_line(db, ledger, log_file)
+    assert not append_checkpoint_line(db, ledger, log_file)
+    lines = log_file.read_text().splitlines()
+    assert len(lines) == 2 and lines[-1].split()[1] == ledger.checkpoint_now(db)
+    with db.begin() as conn:
+        conn.execute(audit_logs.delete().where(audit_logs.c.id == 3))
+    result = run_audit(["verify", "--checkpoint", str(log_file)], cli_env)
+    assert result.returncode == 1 and "cut off" in result.stdout
