@@ -23,6 +23,7 @@ from alertstation.http.routing import Route, RouteRegistry, check_responders_dec
 from alertstation.http.templates import Templates
 from alertstation.settings import Settings
 from alertstation.system import routes as system_routes
+from alertstation.zones import routes as zones_routes
 
 RouteSource = Callable[[Station], list[Route]]
 
@@ -31,6 +32,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     system_routes.routes,
     auth_routes.routes,
     audit_routes.routes,
+    zones_routes.routes,
 )
 
 

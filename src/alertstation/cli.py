@@ -14,6 +14,7 @@ from alertstation.audit.cli import add_audit_commands
 from alertstation.errors import AppError
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
+from alertstation.zones.cli import add_zones_commands
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -317,6 +318,7 @@ def build_parser() -> Parser:
     _add_server_options(add("run", cmd_run, "Run web and worker together on one box."), 2)
 
     add_audit_commands(sub)
+    add_zones_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)
