@@ -23,6 +23,8 @@ from alertstation.db.migrate import upgrade_to_head
 from alertstation.settings import Settings
 from tests.support import (
     BACKENDS,
+    Clock,
+    StationHarness,
     clear_tables,
     create_database,
     drop_database,
@@ -109,3 +111,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if pg_required() and collected_backend_tests and exitstatus == 0:
         if not _passed_by_backend["postgresql"]:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def station(tmp_path: Path, engine: Engine) -> Iterator[StationHarness]:
+    """The real app with sessions on the test database and a controllable clock."""
+    clock = Clock()
+    settings = make_settings(tmp_path, engine.url.render_as_string(hide_password=False))
+    app = create_app(settings, engine=engine, clock=clock)
+    try:
+        yield StationHarness(app, falcon.testing.TestClient(app), clock, engine)
+    finally:
+        clear_tables(engine)

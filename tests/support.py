@@ -7,13 +7,19 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import falcon
+import falcon.testing
 import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from alertstation.app import StationApp
+from alertstation.auth.service import create_user
+from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.db import metadata
+from alertstation.db.engine import begin_write
 from alertstation.settings import Settings
 
 BACKENDS = ("sqlite", "postgresql")
@@ -107,3 +113,51 @@ class Clock:
     def advance(self, **delta: float) -> None:
         """Move the clock forward, e.g. ``advance(seconds=61)``."""
         self.now += timedelta(**delta)
+
+
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class SignedIn:
+    """A signed-in client: sends the session cookie and, when asked, the CSRF token."""
+
+    client: falcon.testing.TestClient
+    cookie: str
+    csrf: str
+    user: dict[str, Any]
+
+    def request(self, method: str, path: str, *, csrf: bool = True, **kwargs: Any) -> Any:
+        headers = dict(kwargs.pop("headers", {}) or {})
+        if csrf:
+            headers["X-CSRF-Token"] = self.csrf
+        return self.client.simulate_request(
+            method, path, cookies={COOKIE_NAME: self.cookie}, headers=headers, **kwargs
+        )
+
+
+@dataclass
+class StationHarness:
+    """The real app (sessions included) with a controllable clock, and helpers to sign in."""
+
+    app: StationApp
+    client: falcon.testing.TestClient
+    clock: Clock
+    engine: Engine
+
+    def add_user(self, username: str, role: str, password: str = PASSWORD) -> int:
+        with begin_write(self.engine) as conn:
+            return create_user(conn, username=username, role=role, password=password).id
+
+    def sign_in(
+        self, username: str, password: str = PASSWORD, remote_addr: str = "127.0.0.1", **kw: Any
+    ) -> SignedIn:
+        result = self.client.simulate_post(
+            "/auth/login",
+            json={"username": username, "password": password},
+            remote_addr=remote_addr,
+            **kw,
+        )
+        assert result.status_code == 200, result.text
+        cookie = result.cookies[COOKIE_NAME].value
+        return SignedIn(self.client, cookie, result.json["csrf_token"], result.json["user"])

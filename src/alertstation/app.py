@@ -22,6 +22,7 @@ from alertstation.http.middleware import AuthorizationMiddleware, RequestContext
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
 from alertstation.settings import Settings
+from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
 from alertstation.zones import routes as zones_routes
 
@@ -33,6 +34,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     auth_routes.routes,
     audit_routes.routes,
     zones_routes.routes,
+    settings_admin_routes.routes,
 )
 
 

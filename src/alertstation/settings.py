@@ -14,7 +14,9 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
 SECRET_KEY_FILE = "secret_key"
 LEDGER_KEY_FILE = "audit_ledger_key"
+ENV_FILE = "station.env"
 MIN_SECRET_KEY_LENGTH = 32
+MAX_VARIABLE_LENGTH = 4096
 
 
 class SettingsError(ValueError):
@@ -46,10 +48,16 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from environment variables, creating the data directory when absent."""
-        env = os.environ if environ is None else environ
-        data_dir = Path(env.get("ALERTSTATION_DATA_DIR") or "./data").resolve()
+        """Build settings from the environment and the station's saved variables.
+
+        The data directory comes from the process environment only; the other variables may
+        also be saved in ``<data dir>/station.env`` (the settings page writes it), and a value in
+        the process environment wins over a saved one.
+        """
+        process_env = os.environ if environ is None else environ
+        data_dir = Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data").resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
+        env = {**read_env_file(data_dir / ENV_FILE), **process_env}
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
         dbf_path = env.get("WX_ZONE_DBF_PATH")
         return cls(
@@ -71,6 +79,84 @@ class Settings:
             log_format=_choice(env, "ALERTSTATION_LOG_FORMAT", "json", ("json", "text")),
             max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
         )
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A variable operators may save from the settings page."""
+
+    name: str
+    description: str
+    secret: bool = False
+
+
+# SECRET_KEY, AUDIT_LEDGER_KEY and ALERTSTATION_DATA_DIR are deliberately not editable here:
+# changing a key from a web page would sign out everyone or orphan the audit ledger.
+VARIABLES: tuple[Variable, ...] = (
+    Variable("DATABASE_URL", "Database: sqlite:///... or postgresql+psycopg://...", secret=True),
+    Variable("SESSION_LIFETIME_HOURS", "Session lifetime and idle limit, in hours"),
+    Variable("WX_ZONE_DBF_PATH", "Explicit zone DBF file, overriding the assets directory"),
+    Variable("ALERTSTATION_ASSETS_DIR", "Folder of zone DBF snapshots"),
+    Variable("ALERTSTATION_TRUSTED_PROXIES", "Addresses or CIDR ranges of the reverse proxy"),
+    Variable("ALERTSTATION_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR"),
+    Variable("ALERTSTATION_LOG_FORMAT", "json or text"),
+    Variable("ALERTSTATION_MAX_REQUEST_BYTES", "Largest request body accepted, in bytes"),
+)
+EDITABLE_VARIABLES = {variable.name: variable for variable in VARIABLES}
+
+
+def validate_variable(name: str, value: str) -> str:
+    """Return ``value`` when ``name`` may be saved with it; raise SettingsError otherwise."""
+    if name not in EDITABLE_VARIABLES:
+        raise SettingsError(f"{name} cannot be set from the settings page")
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{name} must be a non-empty string")
+    if len(value) > MAX_VARIABLE_LENGTH or any(c in value for c in "\r\n\x00"):
+        raise SettingsError(f"{name} must be one line of at most {MAX_VARIABLE_LENGTH} characters")
+    value = value.strip()
+    env = {name: value}
+    checks = {
+        "DATABASE_URL": lambda: normalise_database_url(value),
+        "SESSION_LIFETIME_HOURS": lambda: _positive_float(env, name, 12.0),
+        "ALERTSTATION_MAX_REQUEST_BYTES": lambda: _positive_float(env, name, 1.0),
+        "ALERTSTATION_TRUSTED_PROXIES": lambda: parse_networks(value),
+        "ALERTSTATION_LOG_LEVEL": lambda: _choice(
+            env, name, "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")
+        ),
+        "ALERTSTATION_LOG_FORMAT": lambda: _choice(env, name, "json", ("json", "text")),
+    }
+    if name in checks:
+        checks[name]()
+    return value
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Read saved variables (``NAME=value`` lines); unknown names and comments are skipped."""
+    if not path.is_file():
+        return {}
+    values = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, sep, value = line.partition("=")
+        name = name.strip()
+        if sep and name in EDITABLE_VARIABLES and value.strip():
+            values[name] = value.strip()
+    return values
+
+
+def write_env_file(path: Path, values: Mapping[str, str]) -> None:
+    """Save variables atomically, readable by the station's account only."""
+    lines = ["# Saved from the Alert Station settings page; the process environment wins."]
+    lines += [f"{name}={values[name]}" for name in sorted(values)]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def process_environment() -> Mapping[str, str]:
+    """Return the process environment (for reporting where a value comes from)."""
+    return os.environ
 
 
 def normalise_database_url(url: str) -> str:

@@ -7,7 +7,8 @@ import pytest
 from alertstation.auth.resources import safe_next
 from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.http.routing import STATE_CHANGING
-from tests.auth.conftest import PASSWORD, Station
+from tests.support import PASSWORD
+from tests.support import StationHarness as Station
 
 
 def test_json_sign_in_answers_the_csrf_token_and_a_safe_cookie(station: Station) -> None:

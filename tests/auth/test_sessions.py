@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.auth.tables import admin_sessions
-from tests.auth.conftest import Station
+from tests.support import StationHarness as Station
 
 
 def _rows(station: Station) -> list:  # type: ignore[type-arg]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.auth.conftest import PASSWORD, Station
+from tests.support import PASSWORD
+from tests.support import StationHarness as Station
 
 
 def test_admin_manages_users(station: Station) -> None:

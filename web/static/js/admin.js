@@ -97,3 +97,33 @@
     });
   }
 })();
+
+// Environment page: send only the fields that changed; an emptied field removes a saved value.
+(function () {
+  "use strict";
+  const form = document.getElementById("environment-form");
+  if (!form) return;
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    const status = document.getElementById("environment-status");
+    const changes = {};
+    form.querySelectorAll("input[name]").forEach(function (input) {
+      const secret = input.type === "password";
+      if (secret && input.value === "") return;  // blank secret: keep the saved value
+      if (input.value !== input.dataset.original) changes[input.name] = input.value === "" ? null : input.value;
+    });
+    if (Object.keys(changes).length === 0) { status.textContent = "Nothing changed."; return; }
+    fetch(form.dataset.api, {
+      method: "PUT", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+      body: JSON.stringify({ variables: changes }),
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        if (!response.ok) throw new Error(data.error ? data.error.message : "Save failed");
+        status.classList.remove("error");
+        status.textContent = "Saved " + data.changed.join(", ") + ". Restart the station to apply.";
+      });
+    }).catch(function (err) { status.classList.add("error"); status.textContent = err.message; });
+  });
+})();

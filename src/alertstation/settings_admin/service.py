@@ -1,0 +1,100 @@
+"""Saved environment variables: describe them (secrets redacted) and change them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alertstation.errors import Invalid
+from alertstation.settings import (
+    ENV_FILE,
+    VARIABLES,
+    SettingsError,
+    read_env_file,
+    validate_variable,
+    write_env_file,
+)
+
+
+@dataclass(frozen=True)
+class VariableState:
+    """One editable variable as the settings page shows it."""
+
+    name: str
+    description: str
+    secret: bool
+    source: str  # "environment", "saved" or "default"
+    value: str | None  # None for secrets and unset variables
+    saved: bool
+    overridden: bool  # saved, but the process environment wins
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the JSON form; secret values never appear."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "secret": self.secret,
+            "source": self.source,
+            "value": self.value,
+            "is_set": self.source != "default",
+            "saved": self.saved,
+            "overridden_by_environment": self.overridden,
+        }
+
+
+def env_file_path(data_dir: Path) -> Path:
+    """Return where saved variables live."""
+    return data_dir / ENV_FILE
+
+
+def describe_variables(data_dir: Path, process_env: Mapping[str, str]) -> list[VariableState]:
+    """Describe every editable variable: where its value comes from, redacted when secret."""
+    saved = read_env_file(env_file_path(data_dir))
+    states = []
+    for variable in VARIABLES:
+        in_env = bool(process_env.get(variable.name))
+        source = "environment" if in_env else "saved" if variable.name in saved else "default"
+        value = process_env.get(variable.name) if in_env else saved.get(variable.name)
+        states.append(
+            VariableState(
+                name=variable.name,
+                description=variable.description,
+                secret=variable.secret,
+                source=source,
+                value=None if variable.secret else value,
+                saved=variable.name in saved,
+                overridden=in_env and variable.name in saved,
+            )
+        )
+    return states
+
+
+def save_variables(data_dir: Path, changes: Mapping[str, Any]) -> list[str]:
+    """Apply ``{name: value or None}`` to the saved variables; return the names that changed.
+
+    Every change is validated before anything is written, so a bad value changes nothing.
+    """
+    if not changes:
+        raise Invalid("no variables given")
+    path = env_file_path(data_dir)
+    saved = read_env_file(path)
+    updated = dict(saved)
+    problems = []
+    for name, value in changes.items():
+        if value is None:
+            updated.pop(name, None)
+            continue
+        try:
+            updated[name] = validate_variable(name, value)
+        except SettingsError as ex:
+            problems.append(str(ex))
+    if problems:
+        raise Invalid("; ".join(problems), code="invalid_variables", problems=problems)
+    changed = sorted(
+        name for name in set(saved) | set(updated) if saved.get(name) != updated.get(name)
+    )
+    if changed:
+        write_env_file(path, updated)
+    return changed
