@@ -208,11 +208,7 @@ class AuditLedger:
         except Exception as ex:
             if propagate:
                 raise
-            log.critical(
-                "audit ledger write failed; the action is NOT recorded",
-                exc_info=True,
-                extra={"audit_action": action, "audit_target": target, "error": repr(ex)},
-            )
+            _log_lost_write(action, target, ex)
             return None
 
     def record_now(
@@ -234,11 +230,7 @@ class AuditLedger:
         except Exception as ex:
             if propagate:
                 raise
-            log.critical(
-                "audit ledger write failed; the action is NOT recorded",
-                exc_info=True,
-                extra={"audit_action": action, "audit_target": target, "error": repr(ex)},
-            )
+            _log_lost_write(action, target, ex)
             return None
 
     def record_config_update(
@@ -463,3 +455,12 @@ class AuditLedger:
                 "checkpoint signature does not match (forged, or made with another ledger key)"
             )
         return mark
+
+
+def _log_lost_write(action: str, target: str | None, ex: Exception) -> None:
+    """Say loudly that an audit row was not written (the caller chose not to propagate)."""
+    log.critical(
+        "audit ledger write failed; the action is NOT recorded",
+        exc_info=ex,
+        extra={"audit_action": action, "audit_target": target, "error": repr(ex)},
+    )
