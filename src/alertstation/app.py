@@ -92,9 +92,11 @@ def create_app(
 
     app = StationApp(
         middleware=[
-            RequestContextMiddleware(settings.trusted_proxies, settings.max_request_bytes),
+            RequestContextMiddleware(
+                settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)
+            ),
             *identity_middleware,
-            AuthorizationMiddleware(registry),
+            AuthorizationMiddleware(registry, settings.max_request_bytes),
         ],
     )
     app.station = station

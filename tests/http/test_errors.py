@@ -43,7 +43,13 @@ def _error_routes(station: Station) -> list[Route]:
         Route("GET", "/_err/conflict", Conflicted(), PUBLIC),
         Route("GET", "/_err/echo", echo := Echo(), PUBLIC),
         Route("POST", "/_err/echo", echo, permission("system.configure")),
+        Route("POST", "/_err/upload", Upload(), permission("system.configure"), max_body=500),
     ]
+
+
+class Upload:
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"bytes": len(req.bounded_stream.read())}
 
 
 class AdminIdentity:
@@ -130,6 +136,14 @@ def test_oversized_body_is_413_envelope(err_client: falcon.testing.TestClient) -
     result = err_client.simulate_post("/_err/echo", json={"pad": "x" * 200})
     assert result.status_code == 413
     assert _envelope(result)["code"] == "payload_too_large"
+
+
+def test_a_route_may_accept_larger_bodies_than_the_station_limit(
+    err_client: falcon.testing.TestClient,
+) -> None:
+    assert err_client.simulate_post("/_err/upload", body=b"x" * 400).json == {"bytes": 400}
+    assert err_client.simulate_post("/_err/upload", body=b"x" * 501).status_code == 413
+    assert err_client.simulate_post("/_err/echo", json={"pad": "x" * 200}).status_code == 413
 
 
 def test_browser_gets_an_html_error_page(err_client: falcon.testing.TestClient) -> None:

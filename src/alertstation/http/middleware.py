@@ -110,10 +110,15 @@ class RequestContextMiddleware:
 
 
 class AuthorizationMiddleware:
-    """Apply the registry's access rule to every routed request; no entry means deny."""
+    """Apply the registry's access rule to every routed request; no entry means deny.
 
-    def __init__(self, registry: RouteRegistry) -> None:
+    Once access is granted it also holds the body to the route's own size limit (uploads may
+    allow more than the station-wide limit the request context checked first).
+    """
+
+    def __init__(self, registry: RouteRegistry, default_max_body: int) -> None:
         self._registry = registry
+        self._default_max_body = default_max_body
 
     def process_resource(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]
@@ -126,6 +131,7 @@ class AuthorizationMiddleware:
         req.context.route = route
         user = getattr(req.context, "user", None)
         if route.access.kind == "public":
+            self._check_body_size(req, route.max_body or self._default_max_body)
             return
         if user is None:
             raise Unauthorized("Sign in to continue.")
@@ -134,3 +140,10 @@ class AuthorizationMiddleware:
             raise Forbidden(f"The {user.role} role is read-only.")
         if not route.access.allows(user):
             raise Forbidden(f"This needs {route.access}.")
+        self._check_body_size(req, route.max_body or self._default_max_body)
+
+    @staticmethod
+    def _check_body_size(req: falcon.Request, limit: int) -> None:
+        length = req.content_length
+        if length is not None and length > limit:
+            raise PayloadTooLarge(f"Request body of {length} bytes is over the {limit}-byte limit.")

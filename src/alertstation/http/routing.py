@@ -77,6 +77,7 @@ class Route:
     access: Access
     suffix: str | None = None
     summary: str = ""
+    max_body: int | None = None  # bytes; None means the station-wide request limit
 
     @property
     def responder_name(self) -> str:
@@ -109,6 +110,10 @@ class RouteRegistry:
         if path_template is None:
             return None
         return self._routes.get((path_template, method))
+
+    def largest_body_limit(self, default: int) -> int:
+        """Return the largest request body any route accepts (for the early size check)."""
+        return max([default, *(r.max_body for r in self._routes.values() if r.max_body)])
 
     def methods_for(self, path_template: str) -> list[str]:
         """Return the declared methods of a path, sorted."""
