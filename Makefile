@@ -36,6 +36,7 @@ assets: ## Fill assets/ with zone DBFs from the offline mirror
 
 run: build assets ## Build, migrate, create the first admin and serve on 127.0.0.1:8080
 	$(BIN)/alertstation migrate
+	$(BIN)/alertstation zones ensure
 	$(BIN)/alertstation user ensure-admin
 	$(BIN)/alertstation run --bind $(BIND)
 

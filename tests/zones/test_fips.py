@@ -1,0 +1,64 @@
+"""County FIPS table and subdivision index from the partial-counties file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Connection, Engine
+
+from alertstation.zones.catalog import ZoneCatalog
+from alertstation.zones.fips import County, county_for, describe_same_code
+from alertstation.zones.service import apply_files
+from tests.support import clear_tables
+from tests.zones.zonefiles import PARTIAL, require_shared_data
+
+CASES = [
+    ("023029", "Washington, ME"),
+    ("027053", "Hennepin, MN"),
+    ("527053", "Central Hennepin (part of Hennepin, MN)"),
+    ("427137", "West Central St. Louis (part of St. Louis, MN)"),
+    ("630019", "Part 6 of Daniels, MT"),  # the file names this part after the county itself
+    ("327053", "Northeast Hennepin (part of Hennepin, MN)"),
+    ("227053", "Part 2 of Hennepin, MN"),  # a part the file does not define
+    ("027000", "All of MN"),
+    ("000000", "United States"),
+    ("099999", None),
+    ("12345", None),
+    ("ABCDEF", None),
+]
+
+
+@pytest.fixture
+def counties(engine: Engine) -> Iterator[Engine]:
+    require_shared_data()
+    apply_files(engine, {"partial": PARTIAL})
+    yield engine
+    clear_tables(engine)
+
+
+@pytest.mark.parametrize(("code", "expected"), CASES)
+def test_describe_same_code_with_a_connection(
+    counties: Engine, code: str, expected: str | None
+) -> None:
+    with counties.connect() as conn:
+        assert describe_same_code(conn, code) == expected
+
+
+def test_describe_same_code_with_the_catalog_agrees(counties: Engine) -> None:
+    catalog = ZoneCatalog(counties)
+    with counties.connect() as conn:
+        for code, expected in CASES:
+            assert describe_same_code(catalog, code) == expected == describe_same_code(conn, code)
+
+
+def test_county_for(counties: Engine) -> None:
+    with counties.connect() as conn:
+        assert county_for(conn, "27053") == County("27053", "MN", "Hennepin")
+        assert county_for(conn, "99999") is None
+    assert county_for(ZoneCatalog(counties), "23029") == County("23029", "ME", "Washington")
+
+
+def test_other_sources_are_refused(conn: Connection) -> None:
+    with pytest.raises(TypeError):
+        describe_same_code(object(), "023029")
