@@ -25,6 +25,7 @@ from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
 from alertstation.zones import routes as zones_routes
+from alertstation.zones.catalog import ZoneCatalog
 
 RouteSource = Callable[[Station], list[Route]]
 
@@ -51,11 +52,13 @@ def build_station(
     clock: Callable[[], datetime] = utcnow,
 ) -> Station:
     """Create the shared dependencies of one process."""
+    engine = engine if engine is not None else make_engine(settings.database_url)
     return Station(
         settings=settings,
-        engine=engine if engine is not None else make_engine(settings.database_url),
+        engine=engine,
         templates=Templates(),
         ledger=AuditLedger(settings.audit_ledger_key),
+        zones=ZoneCatalog(engine),
         clock=clock,
     )
 

@@ -227,8 +227,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_current_schema(settings)
+    _ensure_zone_catalog(settings)
     serve(args.bind, args.workers, args.threads, settings.data_dir)
     return 0
+
+
+def _ensure_zone_catalog(settings: Settings) -> None:
+    """Seed or refresh the zone catalog at start, so a DBF dropped into assets/ is picked up."""
+    from alertstation.zones.service import ensure_catalog
+
+    try:
+        report = ensure_catalog(_engine(settings), settings)
+    except ValueError as ex:
+        raise CommandError(f"zone catalog: {ex}") from ex
+    if report is not None:
+        print("zone catalog: " + "; ".join(report.lines()), flush=True)
 
 
 def _stop_on_signals(stop: threading.Event) -> None:
@@ -258,6 +271,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_current_schema(settings)
+    _ensure_zone_catalog(settings)
     worker = subprocess.Popen([sys.executable, "-m", "alertstation", "worker"])
     try:
         print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)

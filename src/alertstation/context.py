@@ -12,16 +12,18 @@ from alertstation.audit.ledger import AuditLedger
 from alertstation.db.types import utcnow
 from alertstation.http.templates import Templates
 from alertstation.settings import Settings
+from alertstation.zones.catalog import ZoneCatalog
 
 
 @dataclass(frozen=True)
 class Station:
-    """Settings, database engine, page renderer, audit ledger and clock shared by one process."""
+    """What one process shares: settings, engine, pages, audit ledger, zone catalog, clock."""
 
     settings: Settings
     engine: Engine
     templates: Templates
     ledger: AuditLedger
+    zones: ZoneCatalog
     clock: Callable[[], datetime] = field(default=utcnow)
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,6 +16,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+
+from tests.support import SHARED_DATA
+
+LAND = SHARED_DATA / "zones" / "z_18mr25.dbf"
 
 
 def _free_port() -> int:
@@ -36,10 +41,14 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_ASSETS_DIR": str(tmp_path / "assets"),
         "ALERTSTATION_LOG_FORMAT": "json",
     }
     env.pop("DATABASE_URL", None)
     python = [sys.executable, "-m", "alertstation"]
+    (tmp_path / "assets").mkdir()
+    if LAND.is_file():  # a zone file dropped into assets/ is loaded at start
+        shutil.copy(LAND, tmp_path / "assets" / LAND.name)
     subprocess.run([*python, "migrate"], env=env, check=True, capture_output=True, timeout=120)
     port = _free_port()
     log_path = tmp_path / "run.log"
@@ -63,6 +72,8 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
         assert status == 200, log_path.read_text()
         assert orjson.loads(body)["status"] == "ok"
         assert headers.get("X-Request-ID")
+        if LAND.is_file():
+            assert "zone catalog: public" in log_path.read_text()
         status, _, body = _get(f"http://127.0.0.1:{port}/")
         assert status == 401 and orjson.loads(body)["error"]["code"] == "unauthorized"
         deadline = time.monotonic() + 30

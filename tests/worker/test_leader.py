@@ -8,9 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from alertstation.audit.ledger import AuditLedger
+from alertstation.app import build_station
 from alertstation.context import Station
-from alertstation.http.templates import Templates
 from alertstation.worker.jobs import Job
 from alertstation.worker.leader import leader_lock_for
 from alertstation.worker.runner import run_due_jobs, run_worker
@@ -19,12 +18,7 @@ from tests.support import make_settings
 
 def _station(tmp_path: Path, engine: Engine) -> Station:
     settings = make_settings(tmp_path, engine.url.render_as_string(hide_password=False))
-    return Station(
-        settings=settings,
-        engine=engine,
-        templates=Templates(),
-        ledger=AuditLedger(settings.audit_ledger_key),
-    )
+    return build_station(settings, engine)
 
 
 def test_second_lock_waits_until_first_is_released(tmp_path: Path, engine: Engine) -> None:

@@ -1,0 +1,180 @@
+"""Zone catalog administration resources: info, upload, reload, search, picker, validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.errors import BadRequest, Invalid, ServiceUnavailable, UnsupportedMediaType
+from alertstation.zones import split_known, validate_zone_codes
+from alertstation.zones.admin import (
+    catalog_info,
+    picker_groups,
+    receive_upload,
+    search_zones,
+    zone_as_dict,
+)
+from alertstation.zones.loader import ZONE_TYPES
+from alertstation.zones.resolver import resolve_dbf_paths
+from alertstation.zones.service import SyncReport, apply_files
+
+
+def _report(report: SyncReport) -> dict[str, Any]:
+    return {
+        "counts": report.counts,
+        "records": report.records,
+        "files": {family: path.name for family, path in report.paths.items()},
+        "generation": report.generation,
+        "summary": report.lines(),
+    }
+
+
+class ZonesPage:
+    """GET /admin/zones: info panel, upload, reload, catalog search and the code picker."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        with station.engine.connect() as conn:
+            infos = catalog_info(conn, station.settings, station.zones)
+        station.templates.page(req, resp, "zones.html", families=infos)
+
+
+class ZonesInfo:
+    """GET /admin/zones/info: per family the active file, sizes, counts and cache size."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        station.zones.index()  # make sure the in-memory copy reflects the table
+        with station.engine.connect() as conn:
+            infos = catalog_info(conn, station.settings, station.zones)
+        resp.media = {
+            "families": [info.__dict__ for info in infos],
+            "cache_size": station.zones.size,
+            "generation": station.zones.generation,
+        }
+
+
+class ZonesUpload:
+    """POST /admin/zones/upload: one .dbf in a multipart form; checked, saved, then synced."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
+            raise UnsupportedMediaType("Send the file as multipart/form-data in a field 'file'.")
+        station = self._station
+        installed = None
+        for part in req.get_media():
+            if part.name != "file":
+                continue
+            if installed is not None:
+                raise BadRequest("Send exactly one file.")
+            try:
+                installed = receive_upload(part.stream, station.settings.assets_dir, part.filename)
+            except ValueError as ex:
+                raise Invalid(str(ex), code="invalid_dbf") from ex
+        if installed is None:
+            raise BadRequest("No file was sent in the field 'file'.")
+        family, path = installed
+        report = apply_files(
+            station.engine,
+            {family: path},
+            settings=station.settings,
+            actor=Actor.from_request(req),
+        )
+        station.zones.clear()
+        resp.status = falcon.HTTP_201
+        resp.media = {"saved": path.name, "family": family, **_report(report)}
+
+
+class ZonesReload:
+    """POST /admin/zones/reload: re-sync every family from the files the resolver picks."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        settings = station.settings
+        paths = resolve_dbf_paths(settings.assets_dir, env_path=settings.wx_zone_dbf_path)
+        if not paths:
+            raise ServiceUnavailable(
+                f"No zone DBF files in {settings.assets_dir}; upload one or run "
+                "`alertstation zones download`.",
+                code="no_zone_files",
+            )
+        try:
+            report = apply_files(
+                station.engine, paths, settings=settings, actor=Actor.from_request(req)
+            )
+        except ValueError as ex:
+            raise Invalid(str(ex), code="invalid_dbf") from ex
+        station.zones.clear()
+        resp.media = _report(report)
+
+
+class ZonesSearch:
+    """GET /api/zones: search the catalog by code prefix or name."""
+
+    def __init__(self, station: Station) -> None:
+        self._zones = station.zones
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        zone_type = req.get_param("type")
+        if zone_type is not None and zone_type not in ZONE_TYPES:
+            raise Invalid(f"type must be one of {', '.join(ZONE_TYPES)}", field="type")
+        limit = req.get_param_as_int("limit", min_value=1, max_value=500) or 50
+        offset = req.get_param_as_int("offset", min_value=0) or 0
+        total, page = search_zones(
+            self._zones,
+            query=req.get_param("q") or "",
+            zone_type=zone_type,
+            state=req.get_param("state"),
+            limit=limit,
+            offset=offset,
+        )
+        resp.media = {"total": total, "zones": [zone_as_dict(record) for record in page]}
+
+
+class ZonesPicker:
+    """GET /api/zones/picker?family=land|fire|marine: zones grouped for the code picker."""
+
+    def __init__(self, station: Station) -> None:
+        self._zones = station.zones
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        try:
+            groups = picker_groups(self._zones, req.get_param("family") or "land")
+        except ValueError as ex:
+            raise Invalid(str(ex), field="family") from ex
+        resp.media = {"groups": groups}
+
+
+class ZonesValidate:
+    """GET /api/zones/validate?codes=...: normalise codes, split valid/invalid, known/unknown."""
+
+    def __init__(self, station: Station) -> None:
+        self._zones = station.zones
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        text = req.get_param("codes") or ""
+        if len(text) > 20_000:
+            raise Invalid("too many codes at once (20,000 characters at most)", field="codes")
+        valid, invalid = validate_zone_codes(text)
+        known, unknown = split_known(self._zones, valid)
+        resp.media = {
+            "valid": valid,
+            "invalid": invalid,
+            "known": [{"code": code, "name": self._zones.name_for(code)} for code in known],
+            "unknown": unknown,
+        }
