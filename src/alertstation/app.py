@@ -21,6 +21,7 @@ from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
+from alertstation.security import routes as security_routes
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
@@ -36,6 +37,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     audit_routes.routes,
     zones_routes.routes,
     settings_admin_routes.routes,
+    security_routes.routes,
 )
 
 

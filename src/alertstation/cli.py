@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from alertstation.audit.cli import add_audit_commands
+from alertstation.eas.cli import add_eas_commands
 from alertstation.errors import AppError
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
@@ -333,6 +334,7 @@ def build_parser() -> Parser:
 
     add_audit_commands(sub)
     add_zones_commands(sub)
+    add_eas_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)
