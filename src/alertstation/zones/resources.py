@@ -11,6 +11,7 @@ from alertstation.context import Station
 from alertstation.errors import BadRequest, Invalid, ServiceUnavailable, UnsupportedMediaType
 from alertstation.zones import split_known, validate_zone_codes
 from alertstation.zones.admin import (
+    MAX_UPLOAD_BYTES,
     catalog_info,
     picker_groups,
     receive_upload,
@@ -40,9 +41,12 @@ class ZonesPage:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
+        station.zones.index()  # the page reports the in-memory copy, so make it current
         with station.engine.connect() as conn:
             infos = catalog_info(conn, station.settings, station.zones)
-        station.templates.page(req, resp, "zones.html", families=infos)
+        station.templates.page(
+            req, resp, "zones.html", families=infos, max_upload_bytes=MAX_UPLOAD_BYTES
+        )
 
 
 class ZonesInfo:
@@ -86,12 +90,15 @@ class ZonesUpload:
         if installed is None:
             raise BadRequest("No file was sent in the field 'file'.")
         family, path = installed
-        report = apply_files(
-            station.engine,
-            {family: path},
-            settings=station.settings,
-            actor=Actor.from_request(req),
-        )
+        try:
+            report = apply_files(
+                station.engine,
+                {family: path},
+                settings=station.settings,
+                actor=Actor.from_request(req),
+            )
+        except ValueError as ex:
+            raise Invalid(str(ex), code="invalid_dbf") from ex
         station.zones.clear()
         resp.status = falcon.HTTP_201
         resp.media = {"saved": path.name, "family": family, **_report(report)}
