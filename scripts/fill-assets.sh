@@ -15,6 +15,10 @@ if [ -d "$mirror" ]; then
     fi
   done
   echo "assets: $copied zone file(s) copied from $mirror"
+elif ls assets/*.dbf >/dev/null 2>&1; then
+  echo "assets: no offline mirror at $mirror; keeping the zone files already in assets/"
 else
-  echo "assets: no offline mirror at $mirror; zone files come from the download tool"
+  echo "assets: no offline mirror at $mirror; fetching zone files from the agency"
+  .venv/bin/alertstation zones download \
+    || echo "assets: download failed; upload a zone DBF on the Zones page or run it again later"
 fi
