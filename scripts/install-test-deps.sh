@@ -8,6 +8,9 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/n
   || missing+=(postgresql)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
+# The SAME encoder's output is checked with an independent decoder; voices come from espeak-ng.
+command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
+command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 # Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)

@@ -1,9 +1,127 @@
-"""The ``alertstation eas`` sub-commands."""
+"""The ``alertstation eas`` sub-commands: ``encode`` here, ``decode`` from decode_cli."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+try:
+    from alertstation.eas.decode_cli import add_decode_command
+except ModuleNotFoundError as ex:  # the decoder's command is optional; its own bugs are not
+    if ex.name != "alertstation.eas.decode_cli":
+        raise
+    add_decode_command = None
+
+_add_decode: Callable[..., object] | None = add_decode_command
+
+
+def _sample_rate(text: str) -> int:
+    from alertstation.eas.audio import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
+
+    try:
+        rate = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of Hz") from None
+    if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+        raise argparse.ArgumentTypeError(
+            f"{rate} is outside {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz"
+        )
+    return rate
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value != 0 and not 8.0 <= value <= 25.0:
+        raise argparse.ArgumentTypeError(f"{text} must be 0 (none) or within 8-25 seconds")
+    return value
+
+
+def cmd_eas_encode(args: argparse.Namespace) -> int:
+    """Render a SAME message to a 16-bit mono WAV file."""
+    from alertstation.cli import CommandError
+    from alertstation.eas import voice
+    from alertstation.eas.audio import MAX_WAV_BYTES, render_message, write_wav
+    from alertstation.eas.same import SameHeader
+
+    try:
+        header = SameHeader.parse(args.header)
+    except ValueError as ex:
+        raise ValueError(f"bad header: {ex}") from None
+    speech = None
+    if args.voice_text is not None:
+        try:
+            speech = voice.synthesize(args.voice_text, args.sample_rate)
+        except voice.SpeechUnavailable as ex:
+            raise CommandError(str(ex)) from ex
+    elif args.voice_wav is not None:
+        path = Path(args.voice_wav)
+        try:
+            size = path.stat().st_size
+            if size > MAX_WAV_BYTES:
+                raise ValueError(f"{path}: {size} bytes; the limit is {MAX_WAV_BYTES} bytes")
+            data = path.read_bytes()
+        except OSError as ex:
+            raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
+        try:
+            speech = voice.from_wav(data, args.sample_rate)
+        except ValueError as ex:
+            raise ValueError(f"{path}: {ex}") from None
+    pcm = render_message(
+        header,
+        sample_rate=args.sample_rate,
+        attention_seconds=args.attention_seconds,
+        voice=speech,
+        include_eom=not args.no_eom,
+        attention="nwr" if args.nwr else "eas",
+    )
+    try:
+        write_wav(args.out, pcm, args.sample_rate)
+    except OSError as ex:
+        raise CommandError(f"cannot write {args.out}: {ex.strerror or ex}") from ex
+    seconds = pcm.size / args.sample_rate
+    print(f"wrote {args.out}: {seconds:.2f} s at {args.sample_rate} Hz, {header.encode()}")
+    return 0
 
 
 def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``eas encode`` and ``eas decode`` on the top-level sub-parsers."""
+    from alertstation.cli import Parser
+
+    text = "Encode and decode SAME (EAS) messages."
+    eas = sub.add_parser("eas", help=text, description=text)
+    eas_sub = eas.add_subparsers(dest="eas_command", metavar="ACTION", parser_class=Parser)
+    eas_sub.required = True
+
+    text = "Render a SAME message (headers, attention signal, voice, EOMs) to a WAV file."
+    encode = eas_sub.add_parser("encode", help=text, description=text)
+    encode.set_defaults(func=cmd_eas_encode)
+    encode.add_argument(
+        "--header",
+        required=True,
+        help="the header, e.g. 'ZCZC-WXR-TOR-039173+0030-1241720-KCLE/NWS-'",
+    )
+    spoken = encode.add_mutually_exclusive_group()
+    spoken.add_argument("--voice-text", metavar="TEXT", help="speak TEXT with espeak-ng")
+    spoken.add_argument("--voice-wav", metavar="FILE", help="a WAV file to use as the voice")
+    encode.add_argument(
+        "--sample-rate", type=_sample_rate, default=44100, help="8000-48000 Hz (default 44100)"
+    )
+    encode.add_argument(
+        "--attention-seconds",
+        type=_seconds,
+        default=8.0,
+        metavar="S",
+        help="attention signal length, 8-25 s, or 0 for none (default 8)",
+    )
+    encode.add_argument(
+        "--nwr", action="store_true", help="send the 1050 Hz weather-radio attention tone"
+    )
+    encode.add_argument("--no-eom", action="store_true", help="leave out the three EOM bursts")
+    encode.add_argument("--out", required=True, metavar="FILE", help="the WAV file to write")
+
+    if _add_decode is not None:
+        _add_decode(eas_sub)
