@@ -1,0 +1,1 @@
+"""CAP alerts: ingest, storage and matching of alert geocodes against the station's zones."""

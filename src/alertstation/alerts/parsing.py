@@ -1,0 +1,252 @@
+"""Shared parsing ground: the error type, size limits, hardened XML, timestamps, ``parse_any``.
+
+Untrusted XML goes through two walls before any field is read:
+
+1. ``split_documents`` runs the stdlib expat parser over the bytes with a handler that refuses a
+   document type declaration the moment one starts. Without a DOCTYPE there can be no entity
+   declarations, so no external entity, no parameter entity and no entity-expansion bomb; expat
+   never fetches anything. The same pass checks well-formedness and finds where one document
+   ends and the next begins (for feeds that are several ``<alert>`` documents back to back).
+2. ``parse_xml_document`` builds the lxml tree with entity resolution, DTD loading and network
+   access off, ``huge_tree`` off, and a resolver that answers every external load with an empty
+   document, then refuses any tree that still carries a DTD.
+
+Size limits are checked on the raw bytes before either pass.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from xml.parsers import expat
+
+from lxml import etree
+
+from alertstation.alerts.model import Alert, ParseProblem
+
+if TYPE_CHECKING:
+    from alertstation.alerts.signature import TrustAnchors
+
+#: Largest single CAP message accepted (bytes). Real agency messages are a few kilobytes;
+#: the longest hurricane statements stay well under 200 KiB.
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024
+#: Largest feed accepted (bytes): the agency's nationwide JSON feed on a busy day is a few MiB.
+MAX_FEED_BYTES = 16 * 1024 * 1024
+#: Most entries (documents, wrapped alerts, ATOM entries, JSON features) one feed may hold; the
+#: nationwide feed holds hundreds to a few thousand.
+MAX_FEED_ENTRIES = 10_000
+
+_NON_SPACE = re.compile(rb"[^ \t\r\n]")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d)", re.ASCII)
+_JSON_TYPES = ("json",)
+_XML_TYPES = ("xml", "cap", "atom")
+
+
+class AlertParseError(ValueError):
+    """Signal that a message or feed cannot be parsed; the message says exactly why."""
+
+
+class _DoctypeRefused(Exception):
+    """Stop expat at once from inside its DOCTYPE handler."""
+
+
+def check_size(data: bytes, limit: int, what: str) -> None:
+    """Raise AlertParseError when ``data`` is longer than ``limit`` bytes."""
+    if len(data) > limit:
+        raise AlertParseError(
+            f"{what} is {len(data)} bytes, over the limit of {limit} bytes; refused unread"
+        )
+
+
+def as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+    """Return ``data`` as bytes (text is encoded as UTF-8); AlertParseError for other types."""
+    if isinstance(data, str):
+        return data.encode("utf-8", "surrogatepass")
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data)
+    raise AlertParseError(f"expected bytes or text, got {type(data).__name__}")
+
+
+def split_documents(data: bytes, max_documents: int = MAX_FEED_ENTRIES) -> list[bytes]:
+    """Check ``data`` is one or more well-formed XML documents without DOCTYPE; return each.
+
+    Raises AlertParseError for a DOCTYPE anywhere, malformed XML, an empty body or more than
+    ``max_documents`` documents.
+    """
+    documents: list[bytes] = []
+    view = memoryview(data)
+    start = 0
+    while _NON_SPACE.search(data, start):
+        if len(documents) == max_documents:
+            raise AlertParseError(f"more than {max_documents} XML documents in one body")
+        end = start + _screen(view[start:], offset=start)
+        documents.append(data[start:end])
+        start = end
+    if not documents:
+        raise AlertParseError("empty body: no XML document")
+    return documents
+
+
+def _screen(data: memoryview, offset: int) -> int:
+    """Run expat over ``data``; return where the first document ends (len(data) if at the end).
+
+    The bytes are fed in growing chunks so that finding the end of a small document at the
+    head of a large body costs about the size of that document, not of the whole body.
+    """
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    depth = [0, 0]  # current depth, number of root elements closed
+
+    def refuse_doctype(*_args: object) -> None:
+        raise _DoctypeRefused
+
+    def start(*_args: object) -> None:
+        depth[0] += 1
+
+    def end(*_args: object) -> None:
+        depth[0] -= 1
+        if depth[0] == 0:
+            depth[1] += 1
+
+    parser.StartDoctypeDeclHandler = refuse_doctype
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    where = f" (document starting at byte {offset})" if offset else ""
+    try:
+        fed, chunk = 0, 4096
+        while True:
+            piece = data[fed : fed + chunk]
+            fed += len(piece)
+            parser.Parse(piece, fed >= len(data))
+            if fed >= len(data):
+                break
+            chunk = min(chunk * 2, 1 << 20)
+    except _DoctypeRefused:
+        raise AlertParseError(
+            f"XML has a DOCTYPE declaration (near byte {offset + parser.CurrentByteIndex}); "
+            "documents with a DTD are refused (no entities, no external references)"
+        ) from None
+    except expat.ExpatError as ex:
+        # After a complete root element, another root or XML declaration starts a new document.
+        if depth[1] and depth[0] == 0 and ex.code in _NEXT_DOCUMENT_CODES:
+            return parser.ErrorByteIndex
+        raise AlertParseError(
+            f"malformed XML at line {ex.lineno}, column {ex.offset}{where}: "
+            f"{expat.ErrorString(ex.code)}"
+        ) from None
+    except (ValueError, LookupError, RecursionError) as ex:
+        # LookupError: an encoding declaration naming no known codec.
+        raise AlertParseError(f"unreadable XML{where}: {ex}") from None
+    return len(data)
+
+
+_NEXT_DOCUMENT_CODES = frozenset(
+    {
+        expat.errors.codes[expat.errors.XML_ERROR_JUNK_AFTER_DOC_ELEMENT],
+        expat.errors.codes[expat.errors.XML_ERROR_MISPLACED_XML_PI],
+    }
+)
+
+
+class _NoExternal(etree.Resolver):
+    """Answer every external load libxml2 asks for with an empty document."""
+
+    def resolve(self, system_url: str, public_id: str, context: object) -> object:
+        return self.resolve_string("", context)
+
+
+def hardened_parser() -> etree.XMLParser:
+    """Return a new lxml parser that loads nothing from outside the given bytes."""
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        collect_ids=False,
+    )
+    parser.resolvers.add(_NoExternal())
+    return parser
+
+
+def parse_xml_document(document: bytes) -> etree._Element:
+    """Parse one screened document with the hardened parser; refuse any DTD it still has."""
+    try:
+        root = etree.fromstring(document, hardened_parser())
+    except etree.XMLSyntaxError as ex:
+        raise AlertParseError(f"malformed XML: {ex}") from None
+    except (ValueError, etree.LxmlError) as ex:
+        raise AlertParseError(f"unreadable XML: {ex}") from None
+    info = root.getroottree().docinfo
+    if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
+        raise AlertParseError("XML has a DOCTYPE declaration; documents with a DTD are refused")
+    return root
+
+
+def decode_text(document: bytes, encoding: str | None = None) -> str:
+    """Return the document as text: UTF-8 first, then its declared encoding, never failing."""
+    try:
+        return document.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return document.decode(encoding or "utf-8", "replace")
+    except LookupError:
+        return document.decode("utf-8", "replace")
+
+
+def parse_timestamp(text: str, what: str) -> datetime:
+    """Parse a CAP/ISO 8601 timestamp with a UTC offset into an aware UTC datetime."""
+    value = text.strip() if isinstance(text, str) else text
+    if not isinstance(value, str) or not _TIMESTAMP.fullmatch(value):
+        raise AlertParseError(
+            f"{what}: {str(value)[:60]!r} is not a timestamp with a UTC offset "
+            "(YYYY-MM-DDThh:mm:ss+hh:mm)"
+        )
+    try:
+        return datetime.fromisoformat(value).astimezone(UTC)
+    except (ValueError, OverflowError) as ex:
+        raise AlertParseError(f"{what}: {value!r} is not a valid time ({ex})") from None
+
+
+def parse_any(
+    data: bytes | str, content_type: str | None = None, *, trust: TrustAnchors | None = None
+) -> list[Alert | ParseProblem]:
+    """Parse a CAP message, an XML feed (ATOM, IPAWS) or the agency's JSON feed.
+
+    ``content_type`` (a Content-Type header) picks the parser when it says JSON or XML;
+    otherwise the first non-blank byte decides. ``trust`` is passed to the XML parsers for
+    signature checks (a ``signature.TrustAnchors``).
+    """
+    # Imported here: cap and jsonfeed import this module for the error type and helpers.
+    from alertstation.alerts.cap import parse_cap_feed
+    from alertstation.alerts.jsonfeed import parse_json_feed
+
+    raw = as_bytes(data)
+    kind = _kind_from_content_type(content_type) or _kind_from_bytes(raw)
+    if kind == "json":
+        return parse_json_feed(raw)
+    return parse_cap_feed(raw, trust=trust)
+
+
+def _kind_from_content_type(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    media = content_type.split(";")[0].strip().lower()
+    if any(token in media for token in _JSON_TYPES):
+        return "json"
+    if any(token in media for token in _XML_TYPES):
+        return "xml"
+    return None
+
+
+def _kind_from_bytes(data: bytes) -> str:
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"{", b"["):
+        return "json"
+    if head[:1] == b"<" or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "xml"
+    raise AlertParseError(
+        "cannot tell the format: the body starts with neither '<' (XML) nor '{' or '[' (JSON)"
+    )
