@@ -1,0 +1,120 @@
+"""``alertstation eas decode``: headers on stdout, exit 0/1/2, JSON lines, EOMs on request."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from alertstation.cli import build_parser
+from alertstation.eas.decode_cli import add_decode_command
+from tests.support import SHARED_DATA
+
+SAME_DIR = SHARED_DATA / "same"
+VALID = sorted((SAME_DIR / "valid").glob("*.wav"))
+INVALID = sorted((SAME_DIR / "invalid-8n1").glob("*.wav"))
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict[str, str]:
+    """Return {file name: header} for the valid recordings (trailing spaces kept)."""
+    if not VALID:
+        pytest.skip(f"shared recordings missing: {SAME_DIR}")
+    rows = (SAME_DIR / "headers.tsv").read_text().splitlines()[1:]
+    pairs = [row.split("\t", 1) for row in rows]
+    return {Path(name).name: header for name, header in pairs if name.startswith("valid/")}
+
+
+def run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+@pytest.fixture
+def parser() -> argparse.ArgumentParser:
+    """Return a bare parser with only ``eas decode`` registered."""
+    top = argparse.ArgumentParser(prog="test")
+    eas = top.add_subparsers(dest="command").add_parser("eas").add_subparsers(dest="action")
+    add_decode_command(eas)
+    return top
+
+
+def test_prints_exactly_the_headers(
+    parser: argparse.ArgumentParser, expected: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(parser, ["eas", "decode", *map(str, VALID)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "".join(f"{expected[path.name]}\n" for path in VALID)
+    assert err == ""
+
+
+def test_eom_and_json(
+    parser: argparse.ArgumentParser, expected: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = VALID[0]
+    assert run(parser, ["eas", "decode", "--eom", str(path)]) == 0
+    assert capsys.readouterr().out == f"{expected[path.name]}\n" + "NNNN\n" * 3
+    assert run(parser, ["eas", "decode", "--json", "--eom", str(path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(row["kind"], row["text"]) for row in rows] == [("header", expected[path.name])] + [
+        ("eom", "NNNN")
+    ] * 3
+    first = rows[0]
+    assert first["file"] == str(path) and first["bursts"] == 3
+    assert first["start_seconds"] == round(first["start_sample"] / first["sample_rate"], 4)
+    assert 0 < first["start_sample"] < first["end_sample"] < rows[1]["start_sample"]
+
+
+def test_exit_1_when_no_header(
+    parser: argparse.ArgumentParser, expected: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(parser, ["eas", "decode", "--eom", *map(str, INVALID)]) == 1
+    assert capsys.readouterr() == ("", "")
+
+
+def test_exit_2_for_unreadable_files_after_decoding_the_others(
+    parser: argparse.ArgumentParser,
+    expected: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(b"RIFF\0\0\0\0WAVEjunk")
+    missing = tmp_path / "missing.wav"
+    assert run(parser, ["eas", "decode", str(missing), str(VALID[0]), str(broken)]) == 2
+    out, err = capsys.readouterr()
+    assert out == f"{expected[VALID[0].name]}\n"
+    lines = err.splitlines()
+    assert lines == [
+        f"alertstation: error: {missing}: No such file or directory",
+        f"alertstation: error: {broken}: WAV file has no fmt chunk",
+    ]
+
+
+def test_wired_into_the_alertstation_command() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["eas", "decode", "--eom", "x.wav"])
+    assert args.func.__module__ == "alertstation.eas.decode_cli"
+    assert args.files == ["x.wav"] and args.eom and not args.json
+
+
+def test_end_to_end_python_m_alertstation(expected: dict[str, str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "alertstation", "eas", "decode", *map(str, VALID)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "".join(f"{expected[path.name]}\n" for path in VALID)
+    result = subprocess.run(
+        [sys.executable, "-m", "alertstation", "eas", "decode", *map(str, INVALID)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (1, "")
