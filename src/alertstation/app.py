@@ -22,6 +22,7 @@ from alertstation.http.middleware import AuthorizationMiddleware, RequestContext
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
 from alertstation.security import routes as security_routes
+from alertstation.security.gate import BanCache, BanGate
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
@@ -61,6 +62,7 @@ def build_station(
         templates=Templates(),
         ledger=AuditLedger(settings.audit_ledger_key),
         zones=ZoneCatalog(engine),
+        bans=BanCache(engine, clock=clock),
         clock=clock,
     )
 
@@ -100,6 +102,7 @@ def create_app(
             RequestContextMiddleware(
                 settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)
             ),
+            BanGate(station.bans),
             *identity_middleware,
             AuthorizationMiddleware(registry, settings.max_request_bytes),
         ],

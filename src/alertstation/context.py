@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from alertstation.audit.ledger import AuditLedger
 from alertstation.db.types import utcnow
 from alertstation.http.templates import Templates
+from alertstation.security.gate import BanCache
 from alertstation.settings import Settings
 from alertstation.zones.catalog import ZoneCatalog
 
@@ -24,6 +25,7 @@ class Station:
     templates: Templates
     ledger: AuditLedger
     zones: ZoneCatalog
+    bans: BanCache
     clock: Callable[[], datetime] = field(default=utcnow)
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from alertstation.auth.resources import safe_next
@@ -109,7 +111,7 @@ def test_every_cookie_authenticated_change_needs_the_csrf_token(station: Station
     for route in station.app.registry:
         if route.method not in STATE_CHANGING or route.path == "/auth/login":
             continue
-        path = route.path.replace("{user_id:int}", "999").replace("{session_id:int}", "999")
+        path = re.sub(r"\{\w+:int\}", "999", route.path)
         missing = boss.request(route.method, path, csrf=False, json={})
         assert missing.status_code == 403, route
         assert missing.json["error"]["code"] == "csrf_failed"

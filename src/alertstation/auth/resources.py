@@ -14,6 +14,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Forbidden, Invalid, NotFound, Unauthorized
 from alertstation.http.bodies import form_or_json, json_object, optional_bool, string_field
+from alertstation.security.service import require_login_allowed
 
 LOGIN_FAILED = "Unknown username or wrong password, or the account is disabled."
 
@@ -54,6 +55,9 @@ class Login:
         username, password = username.strip()[:64], password[:1024]
         station = self._station
         now = station.clock()
+        require_login_allowed(
+            station.engine, station.ledger, Actor.from_request(req), username, now
+        )
         user = None
         if username and password:
             with station.engine.connect() as conn:

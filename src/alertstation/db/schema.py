@@ -7,6 +7,7 @@ migrations to it.
 import alertstation.audit.tables  # noqa: F401
 import alertstation.auth.tables  # noqa: F401
 import alertstation.db.tables  # noqa: F401
+import alertstation.security.tables  # noqa: F401
 import alertstation.zones.tables  # noqa: F401
 from alertstation.db.metadata import metadata
 

@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
+from alertstation.security.service import deactivate_expired_job
 
 
 @dataclass(frozen=True)
@@ -38,4 +39,5 @@ JOBS: tuple[Job, ...] = (
     Job("sqlite-wal-checkpoint", 600.0, checkpoint_sqlite_wal),
     Job("database-ping", 60.0, ping_database),
     Job("audit-checkpoint", 3600.0, append_audit_checkpoint),
+    Job("ban-expiry", 60.0, deactivate_expired_job),
 )

@@ -1,0 +1,536 @@
+# cython: language_level=3
+"""One prefix table for IPv4 and IPv6: membership and longest-prefix match by binary search.
+
+Every address is a 128-bit key held as two uint64 words (hi, lo). IPv4 ``a.b.c.d`` is keyed as
+its IPv4-mapped IPv6 form ``::ffff:a.b.c.d`` and an IPv4 prefix ``p/n`` as ``::ffff:p/(96+n)``,
+so both families live in one sorted structure and a mapped IPv6 address *is* its IPv4 address.
+
+The prefixes of a table cut the key space into disjoint intervals; each interval carries the
+index of the longest prefix covering it (or -1). A lookup is a binary search for the last
+interval start at or below the key: O(log n), no allocation, GIL released for batches. Large
+tables add a 65,536-bucket index so that search touches a few cache lines, not the whole array.
+
+``::ffff:0:0/96`` (all of IPv4) is always present as a hole labelled -1 that sorts after any real
+prefix of the same extent: an IPv6 prefix such as ``::/0`` never covers an IPv4 address, while
+the IPv4 ``0.0.0.0/0`` (which is exactly that range) still does.
+
+Product code calls ``alertstation.security.bantable``, which validates input first; parsing here
+is a strict fast path and anything it refuses is left to the wrapper's ``ipaddress``
+parser, which has the last word.
+"""
+
+cimport cython
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+
+import numpy as np
+
+cdef uint64_t ALL_ONES = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t MAPPED_LO = 0x0000FFFF00000000ULL
+# Longest textual address: IPv6 with an embedded IPv4 tail (45 characters).
+cdef Py_ssize_t MAX_ADDRESS_TEXT = 45
+# Nesting depth of distinct prefixes is bounded by the number of prefix lengths (0..128).
+cdef enum:
+    MAX_DEPTH = 130
+
+NO_MATCH = -1
+NOT_PARSED = -2
+MAPPED_PREFIX_LEN = 96
+
+
+cdef inline uint64_t _low_ones(int bits) noexcept nogil:
+    """Return a word whose ``bits`` lowest bits are set (0..64)."""
+    if bits <= 0:
+        return 0
+    if bits >= 64:
+        return ALL_ONES
+    return (<uint64_t>1 << bits) - 1
+
+
+cdef inline bint _le(uint64_t ahi, uint64_t alo, uint64_t bhi, uint64_t blo) noexcept nogil:
+    """Tell whether (ahi, alo) <= (bhi, blo) as 128-bit integers."""
+    return ahi < bhi or (ahi == bhi and alo <= blo)
+
+
+cdef inline bint _parse_ipv4(const char *text, Py_ssize_t length, uint64_t *value) noexcept nogil:
+    """Parse dotted-quad IPv4 as ipaddress does: four 0..255 decimals, no leading zeros."""
+    cdef uint64_t number = 0, octet = 0
+    cdef Py_ssize_t i, digits = 0, dots = 0
+    cdef char ch
+    for i in range(length):
+        ch = text[i]
+        if ch == c'.':
+            if digits == 0 or dots == 3:
+                return False
+            number = (number << 8) | octet
+            octet = 0
+            digits = 0
+            dots += 1
+        elif c'0' <= ch <= c'9':
+            if digits == 3 or (digits == 1 and octet == 0):
+                return False  # too long, or a leading zero
+            octet = octet * 10 + <uint64_t>(ch - c'0')
+            if octet > 255:
+                return False
+            digits += 1
+        else:
+            return False
+    if dots != 3 or digits == 0:
+        return False
+    value[0] = (number << 8) | octet
+    return True
+
+
+cdef inline int _hex_value(char ch) noexcept nogil:
+    if c'0' <= ch <= c'9':
+        return ch - c'0'
+    if c'a' <= ch <= c'f':
+        return ch - c'a' + 10
+    if c'A' <= ch <= c'F':
+        return ch - c'A' + 10
+    return -1
+
+
+cdef bint _parse_ipv6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) noexcept nogil:
+    """Parse IPv6 text as ipaddress does: 1..4 hex digits a group, one ``::`` for at least one
+    zero group, an optional dotted-quad tail for the last two groups; no zone, no brackets."""
+    cdef uint64_t groups[8]
+    cdef uint64_t v4 = 0, value
+    cdef Py_ssize_t i = 0, start, n = 0, gap = -1, k
+    cdef int digit
+    if length >= 2 and text[0] == c':' and text[1] == c':':
+        gap = 0
+        i = 2
+    elif length == 0 or text[0] == c':':
+        return False
+    while i < length:
+        start = i
+        value = 0
+        while i < length:
+            digit = _hex_value(text[i])
+            if digit < 0:
+                break
+            value = (value << 4) | <uint64_t>digit
+            i += 1
+            if i - start > 4:
+                break
+        if i < length and text[i] == c'.':  # the dotted-quad tail: two groups, and the end
+            if n > 6 or not _parse_ipv4(text + start, length - start, &v4):
+                return False
+            groups[n] = v4 >> 16
+            groups[n + 1] = v4 & 0xFFFF
+            n += 2
+            break
+        if i == start or i - start > 4 or n == 8:
+            return False
+        groups[n] = value
+        n += 1
+        if i == length:
+            break
+        if text[i] != c':':
+            return False
+        i += 1
+        if i < length and text[i] == c':':
+            if gap >= 0:
+                return False
+            gap = n
+            i += 1
+        elif i == length:
+            return False  # a single trailing colon
+    if gap >= 0:
+        if n > 7:
+            return False  # "::" must stand for at least one group
+        for k in range(n - 1, gap - 1, -1):
+            groups[k + 8 - n] = groups[k]
+        for k in range(gap, gap + 8 - n):
+            groups[k] = 0
+    elif n != 8:
+        return False
+    hi[0] = (groups[0] << 48) | (groups[1] << 32) | (groups[2] << 16) | groups[3]
+    lo[0] = (groups[4] << 48) | (groups[5] << 32) | (groups[6] << 16) | groups[7]
+    return True
+
+
+cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) noexcept nogil:
+    """Parse one address into its key; return 4 (IPv4 or mapped), 6, or 0 when refused."""
+    cdef Py_ssize_t i
+    cdef uint64_t v4 = 0
+    if length <= 0 or length > MAX_ADDRESS_TEXT:
+        return 0
+    for i in range(length):
+        if text[i] == c':':
+            if not _parse_ipv6(text, length, hi, lo):
+                return 0
+            if hi[0] == 0 and (lo[0] >> 32) == 0xFFFF:
+                return 4
+            return 6
+    if not _parse_ipv4(text, length, &v4):
+        return 0
+    hi[0] = 0
+    lo[0] = MAPPED_LO | v4
+    return 4
+
+
+cdef int _parse_object(object value, uint64_t *hi, uint64_t *lo):
+    """Parse a str address into its key; 0 for anything else or anything refused."""
+    cdef const char *text
+    cdef Py_ssize_t length
+    if not isinstance(value, str):
+        return 0
+    text = PyUnicode_AsUTF8AndSize(value, &length)
+    return _parse_text(text, length, hi, lo)
+
+
+cdef int _parse_network(object value, uint64_t *hi, uint64_t *lo):
+    """Parse ``address`` or ``address/len`` into a key and return its key length, -1 if refused.
+
+    A length after an address written as IPv4 counts from bit 96; after IPv6 text, from bit 0.
+    Host bits set, a length with a leading zero and anything not plain ASCII are refused.
+    """
+    cdef const char *text
+    cdef Py_ssize_t length, slash = -1, i
+    cdef int written = 0, digits = 0
+    cdef bint colon = False
+    if not isinstance(value, str):
+        return -1
+    text = PyUnicode_AsUTF8AndSize(value, &length)
+    for i in range(length):
+        if text[i] == c'/':
+            slash = i
+            break
+        if text[i] == c':':
+            colon = True
+    if slash < 0:
+        return 128 if _parse_text(text, length, hi, lo) else -1
+    if not _parse_text(text, slash, hi, lo):
+        return -1
+    for i in range(slash + 1, length):
+        if text[i] < c'0' or text[i] > c'9' or digits == 3:
+            return -1
+        written = written * 10 + (text[i] - c'0')
+        digits += 1
+    if digits == 0 or (digits > 1 and text[slash + 1] == c'0'):
+        return -1
+    if not colon:
+        if written > 32:
+            return -1
+        written += 96
+    if written > 128:
+        return -1
+    if (hi[0] & _low_ones(64 - written)) != 0 or (lo[0] & _low_ones(128 - written)) != 0:
+        return -1
+    return written
+
+
+def parse_networks(list values):
+    """Return (keys uint64[n, 2], key lengths uint8[n], ok uint8[n]) for address/CIDR strings.
+
+    ``ok[i]`` is 0 where the fast parser refused ``values[i]`` (not a str, not plain
+    address text, a malformed length, host bits set); the caller decides those. Key
+    lengths count from bit 0 of the 128-bit key: an IPv4 ``/n`` is ``96 + n``.
+    """
+    cdef Py_ssize_t n = len(values), i
+    cdef uint64_t hi = 0, lo = 0
+    cdef int plen
+    keys = np.zeros((n, 2), dtype=np.uint64)
+    plens = np.zeros(n, dtype=np.uint8)
+    ok = np.zeros(n, dtype=np.uint8)
+    cdef uint64_t[:, ::1] k = keys
+    cdef uint8_t[::1] p = plens
+    cdef uint8_t[::1] good = ok
+    for i in range(n):
+        plen = _parse_network(values[i], &hi, &lo)
+        if plen < 0:
+            continue
+        k[i, 0] = hi
+        k[i, 1] = lo
+        p[i] = <uint8_t>plen
+        good[i] = 1
+    return keys, plens, ok
+
+
+def parse_addresses(list values):
+    """Return (keys uint64[n, 2], ok uint8[n]) for address strings; ok is 0 where refused."""
+    cdef Py_ssize_t n = len(values), i
+    cdef uint64_t hi = 0, lo = 0
+    keys = np.zeros((n, 2), dtype=np.uint64)
+    ok = np.zeros(n, dtype=np.uint8)
+    cdef uint64_t[:, ::1] k = keys
+    cdef uint8_t[::1] good = ok
+    for i in range(n):
+        if _parse_object(values[i], &hi, &lo):
+            k[i, 0] = hi
+            k[i, 1] = lo
+            good[i] = 1
+    return keys, ok
+
+
+# --- building the interval table ------------------------------------------------------------
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+cdef inline Py_ssize_t _emit(
+    uint64_t[:, ::1] bounds, int32_t[::1] labels, Py_ssize_t count,
+    uint64_t hi, uint64_t lo, int32_t label,
+) noexcept nogil:
+    """Start an interval labelled ``label`` at (hi, lo); merge with its neighbours."""
+    if count > 0 and bounds[count - 1, 0] == hi and bounds[count - 1, 1] == lo:
+        count -= 1  # a later change at the same point wins
+    if count > 0 and labels[count - 1] == label:
+        return count
+    bounds[count, 0] = hi
+    bounds[count, 1] = lo
+    labels[count] = label
+    return count + 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+cdef inline Py_ssize_t _close(
+    uint64_t[:, ::1] bounds, int32_t[::1] labels, Py_ssize_t count,
+    uint64_t end_hi, uint64_t end_lo, int32_t outer,
+) noexcept nogil:
+    """End a prefix at (end_hi, end_lo): the next key belongs to ``outer`` again."""
+    if end_lo != ALL_ONES:
+        return _emit(bounds, labels, count, end_hi, end_lo + 1, outer)
+    if end_hi != ALL_ONES:
+        return _emit(bounds, labels, count, end_hi + 1, 0, outer)
+    return count  # the prefix runs to the top of the key space
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+cdef Py_ssize_t _sweep(
+    const uint64_t[:, ::1] keys,
+    const uint8_t[::1] plens,
+    const int32_t[::1] entry,
+    uint64_t[:, ::1] bounds,
+    int32_t[::1] labels,
+) noexcept nogil:
+    """Turn prefixes sorted by (start, length, index) into labelled disjoint intervals.
+
+    Prefixes are nested or disjoint, so the open ones form a stack of strictly growing length
+    (at most 129 deep); the innermost open prefix labels the keys it covers.
+    """
+    cdef uint64_t start_hi[MAX_DEPTH]
+    cdef uint64_t start_lo[MAX_DEPTH]
+    cdef uint64_t end_hi[MAX_DEPTH]
+    cdef uint64_t end_lo[MAX_DEPTH]
+    cdef int depth_plen[MAX_DEPTH]
+    cdef int32_t depth_label[MAX_DEPTH]
+    cdef Py_ssize_t depth = 0, count = 0, i
+    cdef uint64_t shi, slo, ehi, elo
+    cdef int plen
+    count = _emit(bounds, labels, count, 0, 0, -1)
+    for i in range(keys.shape[0]):
+        shi = keys[i, 0]
+        slo = keys[i, 1]
+        plen = plens[i]
+        ehi = shi | _low_ones(64 - plen)
+        elo = slo | _low_ones(128 - plen)
+        while depth > 0 and not _le(shi, slo, end_hi[depth - 1], end_lo[depth - 1]):
+            depth -= 1
+            count = _close(
+                bounds, labels, count, end_hi[depth], end_lo[depth],
+                depth_label[depth - 1] if depth > 0 else -1,
+            )
+        if (
+            depth > 0
+            and start_hi[depth - 1] == shi
+            and start_lo[depth - 1] == slo
+            and depth_plen[depth - 1] == plen
+        ):
+            continue  # the same prefix again: the first (lowest index) keeps it
+        start_hi[depth] = shi
+        start_lo[depth] = slo
+        end_hi[depth] = ehi
+        end_lo[depth] = elo
+        depth_plen[depth] = plen
+        depth_label[depth] = entry[i]
+        depth += 1
+        count = _emit(bounds, labels, count, shi, slo, entry[i])
+    while depth > 0:
+        depth -= 1
+        count = _close(
+            bounds, labels, count, end_hi[depth], end_lo[depth],
+            depth_label[depth - 1] if depth > 0 else -1,
+        )
+    return count
+
+
+# Above this many intervals a table also keeps a bucket index: for IPv4 keys by the top 16 bits
+# of the IPv4 address, for the rest by the top 16 bits of the key. A lookup then bisects only the
+# few intervals of one bucket instead of touching ~18 cache lines of the whole array.
+cdef Py_ssize_t INDEX_FROM = 512
+cdef Py_ssize_t BUCKETS = 65536
+
+
+ctypedef struct Table:
+    const uint64_t *bounds  # interval starts as (hi, lo) pairs; the first is zero
+    const int32_t *labels
+    Py_ssize_t count
+    const uint32_t *index  # NULL, or 2 * (BUCKETS + 1) interval positions
+
+
+cdef inline int32_t _search(
+    const Table *table, uint64_t hi, uint64_t lo
+) noexcept nogil:
+    """Return the label of the interval holding the key (some interval always does)."""
+    cdef Py_ssize_t base = 0, size = table.count, half, mid
+    cdef const uint32_t *index = table.index
+    cdef const uint64_t *bounds = table.bounds
+    cdef uint64_t bucket
+    if index != NULL:
+        if hi == 0 and (lo >> 32) == 0xFFFF:
+            bucket = (lo >> 16) & 0xFFFF
+        else:
+            index = index + BUCKETS + 1
+            bucket = hi >> 48
+        base = index[bucket]
+        size = <Py_ssize_t>index[bucket + 1] - base + 1
+    while size > 1:
+        half = size >> 1
+        mid = base + half
+        if _le(bounds[2 * mid], bounds[2 * mid + 1], hi, lo):
+            base = mid
+        size -= half
+    return table.labels[base]
+
+
+cdef void _build_index(const uint64_t *bounds, Py_ssize_t count, uint32_t *index) noexcept nogil:
+    """Store, for each bucket start, the position of the last interval starting at or below it.
+
+    The answer for a key lies between the entries of its bucket and of the next bucket.
+    """
+    cdef Py_ssize_t b, j = 0
+    cdef uint64_t key_hi, key_lo
+    for b in range(BUCKETS + 1):  # IPv4: ::ffff:<b>.0.0; b = BUCKETS is the end of IPv4
+        key_hi = 0
+        key_lo = MAPPED_LO + (<uint64_t>b << 16)
+        while j + 1 < count and _le(bounds[2 * j + 2], bounds[2 * j + 3], key_hi, key_lo):
+            j += 1
+        index[b] = <uint32_t>j
+    j = 0
+    for b in range(BUCKETS):  # everything: <b>::
+        key_hi = <uint64_t>b << 48
+        key_lo = 0
+        while j + 1 < count and _le(bounds[2 * j + 2], bounds[2 * j + 3], key_hi, key_lo):
+            j += 1
+        index[BUCKETS + 1 + b] = <uint32_t>j
+    index[2 * BUCKETS + 1] = <uint32_t>(count - 1)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+cdef void _search_many(const Table *table, const uint64_t[:, ::1] keys, int32_t[::1] out) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(keys.shape[0]):
+        out[i] = _search(table, keys[i, 0], keys[i, 1])
+
+
+def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
+    """Raise ValueError unless keys are (n, 2), lengths n values of 0..128 and no host bits set."""
+    cdef Py_ssize_t i
+    cdef int plen
+    if keys.shape[1] != 2:
+        raise ValueError(f"keys must have shape (n, 2), got (n, {keys.shape[1]})")
+    if plens.shape[0] != keys.shape[0]:
+        raise ValueError(f"{keys.shape[0]} keys but {plens.shape[0]} prefix lengths")
+    for i in range(keys.shape[0]):
+        plen = plens[i]
+        if plen > 128:
+            raise ValueError(f"prefix length {plen} at index {i} is over 128")
+        if (keys[i, 0] & _low_ones(64 - plen)) or (keys[i, 1] & _low_ones(128 - plen)):
+            raise ValueError(f"prefix at index {i} has host bits set beyond /{plen}")
+
+
+cdef class PrefixTable:
+    """Longest-prefix match over 128-bit keys; labels are the indexes of the given prefixes."""
+
+    cdef object _bounds_array
+    cdef object _labels_array
+    cdef object _index_array
+    # Raw views of the arrays above (which keep them alive): no memoryview bookkeeping on the
+    # per-call path.
+    cdef Table _table
+    cdef readonly Py_ssize_t prefix_count
+
+    def __init__(self, keys, plens):
+        """Build from keys uint64[n, 2] (hi, lo) and key lengths uint8[n] (0..128).
+
+        Index ``i`` labels prefix ``i``; of equal prefixes the first keeps the label.
+        """
+        key_array = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, 2)
+        plen_array = np.ascontiguousarray(plens, dtype=np.uint8)
+        _check_prefixes(key_array, plen_array)
+        cdef Py_ssize_t n = key_array.shape[0]
+        # The IPv4 hole goes last, so a real prefix of the same extent sorts before it.
+        all_keys = np.concatenate([key_array, np.array([[0, MAPPED_LO]], dtype=np.uint64)])
+        all_plens = np.concatenate([plen_array, np.array([MAPPED_PREFIX_LEN], dtype=np.uint8)])
+        order = np.lexsort((np.arange(n + 1), all_plens, all_keys[:, 1], all_keys[:, 0]))
+        sorted_keys = np.ascontiguousarray(all_keys[order])
+        sorted_plens = np.ascontiguousarray(all_plens[order])
+        entry = np.where(order == n, -1, order).astype(np.int32)
+        bounds = np.empty((2 * (n + 1) + 1, 2), dtype=np.uint64)
+        labels = np.empty(2 * (n + 1) + 1, dtype=np.int32)
+        cdef const uint64_t[:, ::1] k = sorted_keys
+        cdef const uint8_t[::1] p = sorted_plens
+        cdef const int32_t[::1] e = entry
+        cdef uint64_t[:, ::1] b = bounds
+        cdef int32_t[::1] lab = labels
+        cdef Py_ssize_t count
+        with nogil:
+            count = _sweep(k, p, e, b, lab)
+        self._bounds_array = np.ascontiguousarray(bounds[:count])
+        self._labels_array = np.ascontiguousarray(labels[:count])
+        cdef const uint64_t[:, ::1] bounds_view = self._bounds_array
+        cdef const int32_t[::1] labels_view = self._labels_array
+        cdef uint32_t[::1] index_view
+        cdef uint32_t *index_start
+        self._table.bounds = &bounds_view[0, 0]
+        self._table.labels = &labels_view[0]
+        self._table.count = count
+        self._table.index = NULL
+        self._index_array = None
+        if count > INDEX_FROM:
+            self._index_array = np.empty(2 * (BUCKETS + 1), dtype=np.uint32)
+            index_view = self._index_array
+            index_start = &index_view[0]
+            with nogil:
+                _build_index(self._table.bounds, count, index_start)
+            self._table.index = index_start
+        self.prefix_count = n
+
+    def __len__(self):
+        """Return the number of intervals the prefixes cut the key space into."""
+        return self._table.count
+
+    def intervals(self):
+        """Return copies of (interval starts uint64[m, 2], labels int32[m])."""
+        return self._bounds_array.copy(), self._labels_array.copy()
+
+    def find(self, value):
+        """Return the label for an address string, -1 when nothing covers it, -2 if refused."""
+        cdef uint64_t hi = 0, lo = 0
+        if not _parse_object(value, &hi, &lo):
+            return NOT_PARSED
+        return _search(&self._table, hi, lo)
+
+    def find_key(self, uint64_t hi, uint64_t lo):
+        """Return the label for a key, -1 when nothing covers it."""
+        return _search(&self._table, hi, lo)
+
+    def find_keys(self, const uint64_t[:, ::1] keys):
+        """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""
+        if keys.shape[1] != 2:
+            raise ValueError(f"keys must have shape (n, 2), got (n, {keys.shape[1]})")
+        out = np.empty(keys.shape[0], dtype=np.int32)
+        cdef int32_t[::1] view = out
+        with nogil:
+            _search_many(&self._table, keys, view)
+        return out

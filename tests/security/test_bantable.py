@@ -1,0 +1,480 @@
+"""BanTable against a brute-force ipaddress oracle; the compiled kernel against its reference."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import random
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alertstation._native import cidr as native_cidr
+from alertstation.security import bantable
+from alertstation.security.bantable import BanTable
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+SEED = 20261121
+
+
+# --- the oracle: every entry tried, written straight from the documented rules -------------
+
+
+def fold_network(network: Network) -> Network:
+    """An IPv6 range inside ::ffff:0:0/96 is the IPv4 range it maps."""
+    if network.version == 6 and network.prefixlen >= 96:
+        mapped = network.network_address.ipv4_mapped
+        if mapped is not None:
+            return ipaddress.IPv4Network(f"{mapped}/{network.prefixlen - 96}")
+    return network
+
+
+def fold_address(address: Address) -> Address:
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+class Oracle:
+    """Longest match by trying every entry; ties go to the first; families never mix."""
+
+    def __init__(self, values: list[str]) -> None:
+        self._spans = []
+        for value in values:
+            network = fold_network(ipaddress.ip_network(value))
+            start = int(network.network_address)
+            self._spans.append(
+                (network.version, start, int(network.broadcast_address), network.prefixlen)
+            )
+
+    def index(self, query: str) -> int:
+        address = fold_address(ipaddress.ip_address(query))
+        version, number = address.version, int(address)
+        best, best_length = -1, -1
+        for position, (family, start, end, length) in enumerate(self._spans):
+            if family == version and start <= number <= end and length > best_length:
+                best, best_length = position, length
+        return best
+
+
+# --- random tables whose entries nest, touch and repeat ------------------------------------
+
+
+def _masked(address: Address, length: int) -> Network:
+    return ipaddress.ip_network(f"{address}/{length}", strict=False)
+
+
+def random_table(rng: random.Random, size: int) -> tuple[list[str], list[Address]]:
+    """Return entry texts and the seed addresses they were cut from."""
+    seeds: list[Address] = []
+    for _ in range(4):
+        seeds.append(
+            ipaddress.IPv4Address(rng.choice([0x0A000000, 0xC0000200, 0]) + rng.getrandbits(20))
+        )
+        seeds.append(
+            ipaddress.IPv6Address((0x20010DB8 << 96) + rng.getrandbits(rng.choice([16, 64, 96])))
+        )
+    seeds.append(ipaddress.IPv6Address(rng.getrandbits(128)))
+    values: list[str] = []
+    for _ in range(size):
+        seed = rng.choice(seeds)
+        roll = rng.random()
+        if roll < 0.05:
+            values.append(rng.choice(["0.0.0.0/0", "::/0", "::ffff:0:0/96", "::/1", "2000::/3"]))
+            continue
+        length = (
+            rng.randint(0, seed.max_prefixlen)
+            if roll < 0.2
+            else rng.randint(seed.max_prefixlen // 2, seed.max_prefixlen)
+        )
+        network = _masked(seed, length)
+        if network.version == 4 and rng.random() < 0.15:  # the same range written as mapped IPv6
+            mapped = ipaddress.IPv6Address((0xFFFF << 32) | int(network.network_address))
+            values.append(f"{mapped}/{network.prefixlen + 96}")
+        elif network.prefixlen == network.max_prefixlen and rng.random() < 0.5:
+            values.append(str(network.network_address))
+        else:
+            values.append(str(network))
+    if values and rng.random() < 0.5:
+        values.append(rng.choice(values))  # an exact duplicate: the first keeps the match
+    return values, seeds
+
+
+def random_queries(
+    rng: random.Random, values: list[str], seeds: list[Address], count: int
+) -> list[str]:
+    """Return addresses at and around range edges, near the seeds, anywhere, and mapped forms."""
+    networks = [ipaddress.ip_network(value) for value in values] or [ipaddress.ip_network("::/0")]
+    queries: list[str] = []
+    while len(queries) < count:
+        roll = rng.random()
+        if roll < 0.35:
+            network = rng.choice(networks)
+            top = (1 << network.max_prefixlen) - 1
+            edge = rng.choice(
+                [
+                    int(network.network_address),
+                    int(network.broadcast_address),
+                    int(network.network_address) - 1,
+                    int(network.broadcast_address) + 1,
+                ]
+            )
+            address: Address = (
+                ipaddress.ip_address(min(max(edge, 0), top))
+                if network.version == 4
+                else ipaddress.IPv6Address(min(max(edge, 0), top))
+            )
+        elif roll < 0.75:
+            seed = rng.choice(seeds)
+            bits = rng.choice([4, 8, 16, 24])
+            top = (1 << seed.max_prefixlen) - 1
+            number = int(seed) ^ rng.getrandbits(bits)
+            address = type(seed)(min(number, top))
+        elif roll < 0.9:
+            address = ipaddress.IPv4Address(rng.getrandbits(32))
+        else:
+            address = ipaddress.IPv6Address(rng.getrandbits(128))
+        if address.version == 4 and rng.random() < 0.2:
+            queries.append(f"::ffff:{address}")
+        else:
+            queries.append(str(address))
+    return queries
+
+
+def test_agrees_with_brute_force_oracle_on_100k_random_queries() -> None:
+    rng = random.Random(SEED)
+    checked = matched = 0
+    for round_number in range(50):
+        values, seeds = random_table(rng, rng.choice([0, 1, 5, 20, 60, 120]))
+        table = BanTable(values)
+        reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+        oracle = Oracle(values)
+        queries = random_queries(rng, values, seeds, 2000)
+        expected = np.array([oracle.index(query) for query in queries], dtype=np.int32)
+        got = table.indexes(queries)
+        assert np.array_equal(got, expected), round_number
+        assert np.array_equal(table.contains_many(queries), expected >= 0)
+        assert [reference.find(query) for query in queries[:300]] == expected[:300].tolist()
+        for query, want in zip(queries[:200], expected[:200].tolist(), strict=True):
+            assert table.index_of(query) == want
+            assert table.contains(query) is (want >= 0)
+            assert table.lookup(query) == (values[want] if want >= 0 else None)
+        checked += len(queries)
+        matched += int((expected >= 0).sum())
+    assert checked == 100_000
+    assert 0.2 * checked < matched < 0.9 * checked, "queries should hit and miss in fair shares"
+
+
+def test_large_tables_use_the_bucket_index_and_still_agree() -> None:
+    rng = random.Random(SEED + 1)
+    values = []
+    for _ in range(6000):
+        if rng.random() < 0.6:
+            address: Address = ipaddress.IPv4Address(rng.getrandbits(32))
+            length = rng.choice([8, 12, 15, 16, 17, 20, 24, 28, 31, 32])
+        else:
+            address = ipaddress.IPv6Address(rng.getrandbits(128) >> rng.choice([0, 1, 16, 80]))
+            length = rng.choice([1, 7, 15, 16, 17, 32, 48, 64, 96, 127, 128])
+        values.append(str(_masked(address, length)))
+    values += ["0.0.0.0/1", "::/0", "ffff::/16", "::ffff:0:0/97", "0::/16"]
+    table = BanTable(values)
+    assert len(table._table) > 512, "big enough to carry the bucket index"
+    reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+    queries = random_queries(
+        rng, values, [ipaddress.ip_network(v).network_address for v in values[:50]], 20_000
+    )
+    edges = []
+    for bucket in (0, 1, 255, 256, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF):
+        for delta in (-1, 0, 1):
+            edges.append(str(ipaddress.IPv4Address(((bucket << 16) + delta) % (1 << 32))))
+            edges.append(str(ipaddress.IPv6Address(((bucket << 112) + delta) % (1 << 128))))
+    queries += edges
+    expected = [reference.find(query) for query in queries]
+    assert table.indexes(queries).tolist() == expected
+    oracle = Oracle(values)
+    assert [oracle.index(query) for query in queries[:150] + edges] == expected[:150] + expected[
+        -len(edges) :
+    ]
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    entries=st.lists(
+        st.tuples(st.ip_addresses(), st.integers(min_value=0, max_value=128)), max_size=12
+    ),
+    queries=st.lists(st.ip_addresses(), min_size=1, max_size=20),
+)
+def test_native_and_reference_match_the_oracle(
+    entries: list[tuple[Address, int]], queries: list[Address]
+) -> None:
+    values = [
+        str(_masked(address, min(length, address.max_prefixlen))) for address, length in entries
+    ]
+    # Query inside the entries too, so that matches are not left to chance.
+    queries = queries + [ipaddress.ip_network(value).network_address for value in values]
+    texts = [str(query) for query in queries]
+    expected = [Oracle(values).index(text) for text in texts]
+    native = native_cidr.PrefixTable(*native_cidr.parse_networks(values)[:2])
+    reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+    assert [native.find(text) for text in texts] == expected
+    assert [reference.find(text) for text in texts] == expected
+    assert BanTable(values).indexes(queries).tolist() == expected
+    assert len(native) <= 2 * (len(values) + 1) + 1
+
+
+# --- decisions -------------------------------------------------------------------------------
+
+
+def test_ipv4_mapped_ipv6_is_the_ipv4_address() -> None:
+    table = BanTable(["10.0.0.0/8", "::ffff:192.0.2.0/120", "2001:db8::/32"])
+    assert table.lookup("::ffff:10.1.2.3") == "10.0.0.0/8"
+    assert table.lookup("::FFFF:a01:203") == "10.0.0.0/8"
+    assert table.lookup("192.0.2.77") == "::ffff:192.0.2.0/120"
+    assert table.contains(ipaddress.IPv6Address("::ffff:192.0.2.1"))
+    assert bantable.normalise("::ffff:192.0.2.0/120") == "192.0.2.0/24"
+    assert bantable.normalise("::ffff:192.0.2.7") == "192.0.2.7"
+    # IPv4-compatible and NAT64 forms are plain IPv6.
+    assert not table.contains("::10.1.2.3")
+    assert not table.contains("64:ff9b::10.1.2.3")
+
+
+def test_ipv6_ranges_never_cover_ipv4_and_ipv4_any_covers_only_ipv4() -> None:
+    everything_v6 = BanTable(["::/0", "::/1", "::fffe:0:0/95"])
+    assert everything_v6.contains("2001:db8::1") and everything_v6.contains("::1")
+    assert not everything_v6.contains("192.0.2.1")
+    assert not everything_v6.contains("::ffff:192.0.2.1")
+    assert everything_v6.contains("::fffe:0:1")  # next to the IPv4 block, still IPv6
+    every_v4 = BanTable(["0.0.0.0/0"])
+    assert every_v4.contains("255.255.255.255") and every_v4.contains("0.0.0.0")
+    assert not every_v4.contains("::") and not every_v4.contains("::fffe:ffff:ffff")
+    both = BanTable(["::/0", "0.0.0.0/0", "::ffff:0:0/96"])
+    assert both.lookup("203.0.113.9") == "0.0.0.0/0"  # first of the two equal ranges
+    assert both.lookup("2001:db8::9") == "::/0"
+
+
+def test_longest_match_wins_and_duplicates_keep_the_first() -> None:
+    @dataclass(frozen=True)
+    class Row:
+        id: int
+        value: str
+
+    rows = [Row(1, "10.0.0.0/8"), Row(2, "10.1.0.0/16"), Row(3, "10.1.2.3"), Row(4, "10.1.0.0/16")]
+    table = BanTable(rows)
+    assert table.lookup("10.1.2.3") is rows[2]
+    assert table.lookup("10.1.2.4") is rows[1]
+    assert table.lookup("10.2.0.0") is rows[0]
+    assert table.lookup("11.0.0.0") is None
+    assert len(table) == 4 and table.entries == tuple(rows)
+
+
+def test_top_of_the_key_space_and_empty_tables() -> None:
+    top = BanTable(["ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ffff::/16"])
+    assert (
+        top.lookup("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")
+        == "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+    )
+    assert top.lookup("ffff::1") == "ffff::/16"
+    empty: BanTable[str] = BanTable([])
+    assert not empty.contains("192.0.2.1") and empty.lookup("::1") is None
+    assert empty.contains_many([]).shape == (0,)
+
+
+def test_bad_input_is_a_value_error_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"entries\[1\]: '10.1.2.3/8'.*host bits set"):
+        BanTable(["192.0.2.0/24", "10.1.2.3/8"])
+    with pytest.raises(ValueError, match="scoped"):
+        BanTable(["fe80::1%eth0"])
+    with pytest.raises(ValueError, match="value string"):
+        BanTable([object()])
+    table = BanTable(["192.0.2.0/24"])
+    with pytest.raises(ValueError, match="not an IPv4/IPv6 address"):
+        table.contains("192.0.2.0/24")
+    with pytest.raises(ValueError, match=r"addresses\[2\]"):
+        table.contains_many(["192.0.2.1", "::1", "nope"])
+    with pytest.raises(ValueError, match="scoped"):
+        table.contains("fe80::1%eth0")
+    with pytest.raises(ValueError):
+        table.contains(3232235521)  # type: ignore[arg-type]
+
+
+def test_accepts_what_ipaddress_accepts_beyond_the_fast_parser() -> None:
+    # Netmask notation and a zero-padded length are refused by the kernel's fast path and
+    # decided by ipaddress, which accepts them.
+    table = BanTable(["10.0.0.0/255.0.0.0", "192.0.2.0/024", ipaddress.ip_network("2001:db8::/32")])
+    assert table.lookup("10.9.9.9") == "10.0.0.0/255.0.0.0"
+    assert table.contains("192.0.2.200") and table.contains(ipaddress.ip_address("2001:db8::5"))
+    assert table.contains_many([ipaddress.ip_address("10.0.0.1"), "::1"]).tolist() == [True, False]
+
+
+TRICKY = [
+    "1.2.3.4",
+    "01.2.3.4",
+    "1.2.3",
+    "1.2.3.4.5",
+    "256.1.1.1",
+    "0.0.0.0",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "::ffff:1.2.3.4",
+    "::FFFF:1.2.3.4",
+    "::ffff:01.2.3.4",
+    "1::2::3",
+    "fe80::1%eth0",
+    " 1.2.3.4",
+    "1.2.3.4 ",
+    "",
+    "1:2:3:4:5:6:7:8",
+    "1:2:3:4:5:6:1.2.3.4",
+    "12345::1",
+    "1:2:3:4:5:6:7:8:9",
+    "::ffff:1.2.3.256",
+    "1.2.3.4\x00",
+    "١.٢.٣.٤",
+    "a" * 60,
+    "::/0",
+    "1.2.3.4/32",
+    "1.2.3.0/24",
+    "1.2.3.0/024",
+    "1.2.3.0/+24",
+    "1.2.3.0/ 24",
+    "1.2.3.4/33",
+    "10.0.0.0/255.0.0.0",
+    "2001:db8::/32",
+    "2001:db8::1/32",
+    "::ffff:10.0.0.0/104",
+    "::ffff:0:0/96",
+    "::ffff:0:0/95",
+    "0.0.0.0/0",
+    "1.2.3.4/",
+    "/8",
+    "::/129",
+    "::/1000",
+    "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128",
+    "1:2:3:4:5:6:7::",
+    "::1:2:3:4:5:6:7",
+    "1:2:3:4:5:6:7:8::",
+    "1::2:3:4:5:6:7:8",
+    ":1::",
+    "1:",
+    "1::.",
+    "::1.2.3",
+    "0000:0000::00001",
+    "fffff::",
+    "::ffff:1.2.3.04",
+    "1.2.3.4::",
+    "1:2:3:4:5:6:7:1.2.3.4",
+    "1:2:3:4:5:6:1.2.3.4:5",
+    "::1.2.3.4.5",
+    "[::1]",
+    "::1/128 ",
+    "1::2::",
+    "::g",
+    "0:0:0:0:0:0:0:0",
+    "00:000:0000:0::",
+    "ABCD:EF01::",
+    "::0.0.0.0",
+]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.text(alphabet="0123456789abcdefABCDEF:./% f", max_size=45), max_size=20))
+def test_fast_parser_accepts_nothing_ipaddress_refuses(texts: list[str]) -> None:
+    texts = texts + TRICKY
+    keys, lengths, ok = native_cidr.parse_networks(texts)
+    ref_keys, ref_lengths, ref_ok = bantable.reference_parse_networks(texts)
+    accepted = ok == 1
+    assert not (accepted & (ref_ok == 0)).any(), [
+        t for t, a, r in zip(texts, ok, ref_ok, strict=True) if a and not r
+    ]
+    assert np.array_equal(keys[accepted], ref_keys[accepted])
+    assert np.array_equal(lengths[accepted], ref_lengths[accepted])
+    addr_keys, addr_ok = native_cidr.parse_addresses(texts)
+    ref_addr_keys, ref_addr_ok = bantable.reference_parse_addresses(texts)
+    accepted = addr_ok == 1
+    assert not (accepted & (ref_addr_ok == 0)).any()
+    assert np.array_equal(addr_keys[accepted], ref_addr_keys[accepted])
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(address=st.ip_addresses(), length=st.integers(min_value=0, max_value=128))
+def test_fast_parser_takes_every_usual_spelling(address: Address, length: int) -> None:
+    forms = [str(address)]
+    if address.version == 6:
+        forms += [address.exploded, address.exploded.upper(), str(address).upper()]
+        mapped = address.ipv4_mapped
+        forms += [f"::ffff:{mapped}"] if mapped is not None else []
+        low = int(address) & 0xFFFFFFFF
+        forms.append(f"{address.exploded[:30]}{ipaddress.IPv4Address(low)}")
+    keys, ok = native_cidr.parse_addresses(forms)
+    ref_keys, ref_ok = bantable.reference_parse_addresses(forms)
+    assert ok.tolist() == [1] * len(forms) == ref_ok.tolist(), forms
+    assert np.array_equal(keys, ref_keys)
+    network = str(_masked(address, min(length, address.max_prefixlen)))
+    net_keys, net_lengths, net_ok = native_cidr.parse_networks([network])
+    ref_net = bantable.reference_parse_networks([network])
+    assert net_ok[0] == 1 and np.array_equal(net_keys, ref_net[0])
+    assert np.array_equal(net_lengths, ref_net[1])
+
+
+def test_fast_parser_takes_the_common_forms() -> None:
+    common = ["192.0.2.7", "10.0.0.0/8", "2001:db8::/32", "::1", "::ffff:192.0.2.7", "::/0"]
+    assert native_cidr.parse_networks(common)[2].tolist() == [1] * len(common)
+
+
+# --- the compiled module is the one in use ----------------------------------------------------
+
+
+def test_wrapper_uses_compiled_module() -> None:
+    assert bantable.HAS_NATIVE is True
+    assert native_cidr.__file__ is not None and native_cidr.__file__.endswith(".so")
+    assert bantable._table_impl is native_cidr.PrefixTable
+    assert bantable._parse_networks_impl is native_cidr.parse_networks
+    assert bantable._parse_addresses_impl is native_cidr.parse_addresses
+    assert type(BanTable(["::1"])._table) is native_cidr.PrefixTable
+
+
+def test_kernel_checks_its_own_input() -> None:
+    with pytest.raises(ValueError, match="host bits"):
+        native_cidr.PrefixTable(np.array([[0, 1]], dtype=np.uint64), np.array([64], dtype=np.uint8))
+    with pytest.raises(ValueError, match="over 128"):
+        native_cidr.PrefixTable(np.zeros((1, 2), dtype=np.uint64), np.array([129], dtype=np.uint8))
+    with pytest.raises(ValueError, match="prefix lengths"):
+        native_cidr.PrefixTable(np.zeros((2, 2), dtype=np.uint64), np.array([1], dtype=np.uint8))
+    table = native_cidr.PrefixTable(np.zeros((0, 2), dtype=np.uint64), np.zeros(0, dtype=np.uint8))
+    assert table.find(42) == native_cidr.NOT_PARSED and table.find("::1") == native_cidr.NO_MATCH
+
+
+def _import_without_native(require: bool) -> subprocess.CompletedProcess[str]:
+    """Import the wrapper in a fresh interpreter where the compiled module cannot load."""
+    code = (
+        "import sys; sys.modules['alertstation._native.cidr'] = None\n"
+        "from alertstation.security import bantable\n"
+        "table = bantable.BanTable(['10.0.0.0/8', '::/0'])\n"
+        "print(bantable.HAS_NATIVE, bantable._table_impl.__name__)\n"
+        "print(table.contains('::ffff:10.1.1.1'), table.contains('192.0.2.1'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
+    if require:
+        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_fallback_is_the_reference_when_native_is_missing() -> None:
+    result = _import_without_native(require=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "ReferencePrefixTable", "True", "False"]
+
+
+def test_require_native_turns_a_missing_module_into_import_error() -> None:
+    result = _import_without_native(require=True)
+    assert result.returncode != 0
+    assert "ImportError" in result.stderr and "ALERTSTATION_REQUIRE_NATIVE=1" in result.stderr
