@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, select
@@ -40,11 +41,20 @@ def read_generation(conn: Connection, name: str) -> int:
     return int(value or 0)
 
 
+@dataclass(frozen=True)
+class _Snapshot(Generic[T]):
+    value: T
+    generation: int
+    checked_at: float
+
+
 class GenerationCache(Generic[T]):
     """Keep a value built from a table, rebuilt when the table's generation moves.
 
     ``get()`` re-reads the generation at most once per ``check_interval`` seconds; ``clear()``
-    forces a rebuild on the next ``get()`` (used after a mutation in this process).
+    forces a rebuild on the next ``get()`` (used after a mutation in this process). Value,
+    generation and check time live in one immutable snapshot swapped in whole, so the common
+    case (checked recently) is answered without taking the lock.
     """
 
     def __init__(
@@ -62,33 +72,35 @@ class GenerationCache(Generic[T]):
         self._check_interval = check_interval
         self._clock = clock
         self._lock = threading.Lock()
-        self._value: T | None = None
-        self._generation: int | None = None
-        self._checked_at = float("-inf")
+        self._snapshot: _Snapshot[T] | None = None
 
     @property
     def generation(self) -> int | None:
         """Return the generation the cached value was built from, None before the first build."""
-        return self._generation
+        snapshot = self._snapshot
+        return snapshot.generation if snapshot is not None else None
 
     def clear(self) -> None:
         """Drop the cached value so the next get() rebuilds it."""
         with self._lock:
-            self._value = None
-            self._generation = None
-            self._checked_at = float("-inf")
+            self._snapshot = None
 
     def get(self) -> T:
         """Return the cached value, rebuilding it when the stored generation has moved."""
+        snapshot = self._snapshot
+        if snapshot is not None and self._clock() - snapshot.checked_at < self._check_interval:
+            return snapshot.value
         with self._lock:
             now = self._clock()
-            if self._generation is not None and now - self._checked_at < self._check_interval:
-                return self._value  # type: ignore[return-value]
+            snapshot = self._snapshot
+            if snapshot is not None and now - snapshot.checked_at < self._check_interval:
+                return snapshot.value
             with self._engine.connect() as conn:
                 current = read_generation(conn, self._name)
-                if current != self._generation:
+                if snapshot is None or current != snapshot.generation:
                     # Build and read in one transaction so the value matches the generation.
-                    self._value = self._build(conn)
-                    self._generation = current
-            self._checked_at = now
-            return self._value  # type: ignore[return-value]
+                    value = self._build(conn)
+                else:
+                    value = snapshot.value
+            self._snapshot = _Snapshot(value, current, now)
+            return value
