@@ -9,6 +9,7 @@ from typing import Any
 import falcon
 from sqlalchemy import Engine
 
+from alertstation.alerts import routes as alerts_routes
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
@@ -16,11 +17,13 @@ from alertstation.auth.middleware import SessionMiddleware
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
 from alertstation.db.types import utcnow
+from alertstation.eas import routes as eas_routes
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
+from alertstation.security import hostban_routes
 from alertstation.security import routes as security_routes
 from alertstation.security.gate import BanCache, BanGate
 from alertstation.settings import Settings
@@ -39,6 +42,9 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     zones_routes.routes,
     settings_admin_routes.routes,
     security_routes.routes,
+    hostban_routes.routes,
+    alerts_routes.routes,
+    eas_routes.routes,
 )
 
 
