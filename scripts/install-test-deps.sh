@@ -11,6 +11,7 @@ command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
 # The SAME encoder's output is checked with an independent decoder; voices come from espeak-ng.
 command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+command -v fail2ban-server >/dev/null 2>&1 || missing+=(fail2ban)
 # MP3 and other compressed recordings reach the SAME decoder through ffmpeg.
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.

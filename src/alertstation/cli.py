@@ -50,7 +50,11 @@ def _engine(settings: Settings):  # type: ignore[no-untyped-def]
 def _require_current_schema(settings: Settings) -> None:
     from alertstation.db.migrate import pending_revisions
 
-    pending = pending_revisions(_engine(settings))
+    engine = _engine(settings)
+    try:
+        pending = pending_revisions(engine)
+    finally:
+        engine.dispose()
     if pending:
         raise CommandError(
             f"the database schema is {len(pending)} migration(s) behind; "

@@ -1,9 +1,108 @@
-"""The ``alertstation alerts`` sub-commands."""
+"""The ``alertstation alerts`` sub-commands: ``import`` and ``list``."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+
+
+def _engine() -> Engine:
+    """Return the station's engine, refusing a database that still needs migrating.
+
+    The schema check runs on this same engine, which is disposed on refusal, so no pooled
+    connection outlives the command.
+    """
+    from alertstation.cli import CommandError, _engine, _settings
+    from alertstation.db.migrate import pending_revisions
+
+    engine = _engine(_settings())
+    pending = pending_revisions(engine)
+    if pending:
+        engine.dispose()
+        raise CommandError(
+            f"the database schema is {len(pending)} migration(s) behind; "
+            "run `alertstation migrate` first"
+        )
+    return engine
+
+
+def cmd_alerts_import(args: argparse.Namespace) -> int:
+    """Import CAP XML or JSON feed files; print one line per alert with its state."""
+    from alertstation.alerts.service import ImportProblem, import_messages
+    from alertstation.cli import CommandError
+
+    engine = _engine()
+    problems = 0
+    try:
+        for path in args.files:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as ex:
+                raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
+            for result in import_messages(engine, data, str(path), explicit=True):
+                if isinstance(result, ImportProblem):
+                    problems += 1
+                    print(f"skipped {result.source}: {result.reason}")
+                    continue
+                area = "in-area" if result.in_area else "out-of-area"
+                print(f"{result.identifier} {result.outcome} {result.state} {area}")
+    finally:
+        engine.dispose()
+    return EXIT_PARTIAL if problems else EXIT_OK
+
+
+def cmd_alerts_list(args: argparse.Namespace) -> int:
+    """List active alerts (all stored ones with --all), newest first."""
+    from alertstation.alerts.service import list_alerts
+
+    engine = _engine()
+    try:
+        with engine.connect() as conn:
+            rows = list_alerts(conn, include_all=args.all)
+    finally:
+        engine.dispose()
+    for row in rows:
+        expires = row.expires.isoformat() if row.expires else "-"
+        area = "in-area" if row.in_area else ("stored-area" if row.stored_area else "out-of-area")
+        print(
+            f"{row.identifier} {row.state} {row.event_code or '-'} {area} "
+            f"sent={row.sent.isoformat()} expires={expires} {row.event}"
+        )
+    if not rows:
+        print("no alerts" if args.all else "no active alerts")
+    return EXIT_OK
 
 
 def add_alerts_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``alerts import`` and ``alerts list`` on the top-level sub-parsers."""
+    description = "Import and list stored CAP alerts."
+    alerts = sub.add_parser("alerts", help="Import and list CAP alerts.", description=description)
+    alerts_sub = alerts.add_subparsers(
+        dest="alerts_command", metavar="ACTION", parser_class=type(alerts)
+    )
+    alerts_sub.required = True
+
+    import_help = "Store alerts from CAP XML or JSON feed files, even outside the area."
+    importer = alerts_sub.add_parser(
+        "import",
+        help=import_help,
+        description=import_help + " Prints one line per alert: identifier, outcome (stored, "
+        "duplicate), state and area. A message that cannot be parsed is reported and skipped; "
+        "the exit status is then 1.",
+    )
+    importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    importer.set_defaults(func=cmd_alerts_import)
+
+    list_help = "List active alerts, newest first."
+    listing = alerts_sub.add_parser("list", help=list_help, description=list_help)
+    listing.add_argument(
+        "--all", action="store_true", help="include expired, cancelled and superseded alerts"
+    )
+    listing.set_defaults(func=cmd_alerts_list)

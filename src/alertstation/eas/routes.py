@@ -1,9 +1,99 @@
-"""Routes of manual EAS and the message archive."""
+"""Routes of manual EAS and the message archive.
+
+Every route needs ``eas.broadcast``, reads included: drafts and the archive are the operators'
+working material, and the audio preview of a draft is a not-yet-aired alert.
+"""
 
 from alertstation.context import Station
-from alertstation.http.routing import Route
+from alertstation.eas import resources as r
+from alertstation.eas.archive import AiringState
+from alertstation.eas.manual import MAX_UPLOAD_BYTES
+from alertstation.http.routing import Route, permission
+
+BROADCAST = permission("eas.broadcast")
+_UPLOAD = MAX_UPLOAD_BYTES + 65536  # the WAV plus the form fields and multipart framing
 
 
 def routes(station: Station) -> list[Route]:
     """Return the EAS routes."""
-    return []
+    airing = AiringState()  # one message on the air at a time in this process
+    events = "/eas/manual/events"
+    messages = "/messages"
+    activations = r.Activations(station)
+    return [
+        Route("GET", "/eas/manual", r.ManualPage(station), BROADCAST, summary="Manual EAS page"),
+        Route("GET", events, activations, BROADCAST, summary="List activations"),
+        Route(
+            "POST",
+            events,
+            activations,
+            BROADCAST,
+            summary="Create a draft activation (JSON, or multipart with a WAV)",
+            max_body=_UPLOAD,
+        ),
+        Route(
+            "GET",
+            events + "/{activation_id:int}/audio.wav",
+            r.ActivationAudio(station),
+            BROADCAST,
+            summary="Preview an activation's audio",
+        ),
+        Route(
+            "POST",
+            events + "/{activation_id:int}/send",
+            r.ActivationSend(station, airing),
+            BROADCAST,
+            summary="Air an activation; eas.broadcast audit (non-blocking)",
+        ),
+        Route(
+            "POST",
+            events + "/purge",
+            r.ActivationsPurge(station),
+            BROADCAST,
+            summary="Purge activations; alert.deleted audit first (fail-closed)",
+        ),
+        Route(
+            "POST",
+            "/manual/generate",
+            r.ManualGenerate(station),
+            BROADCAST,
+            summary="Render a message as WAV without airing it",
+        ),
+        Route(
+            "POST",
+            "/admin/eas/manual_generate",
+            r.AdminManualGenerate(station, airing),
+            BROADCAST,
+            summary="Create and air an activation in one step",
+            max_body=_UPLOAD,
+        ),
+        Route("GET", messages, r.Messages(station), BROADCAST, summary="Archive of aired messages"),
+        Route(
+            "GET",
+            messages + "/{message_id:int}/audio.wav",
+            r.MessageAudio(station),
+            BROADCAST,
+            summary="An archived message's WAV",
+        ),
+        Route(
+            "POST",
+            messages + "/{message_id:int}/resend",
+            r.MessageResend(station, airing),
+            BROADCAST,
+            summary="Air an archived message again",
+        ),
+        Route(
+            "POST",
+            messages + "/{message_id:int}/delete",
+            r.MessageDelete(station),
+            BROADCAST,
+            summary="Delete an archived message; alert.deleted audit first",
+        ),
+        Route(
+            "POST",
+            messages + "/purge",
+            r.MessagesPurge(station),
+            BROADCAST,
+            summary="Delete archived messages; alert.deleted audit first",
+        ),
+    ]

@@ -24,6 +24,7 @@ NAVIGATION: tuple[tuple[str, str, str | None], ...] = (
     ("Users", "/admin/users", "system.manage_users"),
     ("Sessions", "/admin/sessions", "system.manage_users"),
     ("Zones", "/admin/zones", "system.view_config"),
+    ("EAS", "/eas/manual", "eas.broadcast"),
     ("Logs", "/logs", "system.view_config"),
     ("Environment", "/admin/environment", "system.view_config"),
     ("Docs", "/docs", None),

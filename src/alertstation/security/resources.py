@@ -3,7 +3,9 @@
 Each change runs in one write transaction with its audit row (``ban.created``, ``ban.updated``,
 ``ban.deleted`` or ``allowlist.*``) and the ``bans`` generation bump; afterwards this process's
 gate table is dropped so the change applies here at once (other processes follow within about a
-second). ``confirm_lockout`` may come in the JSON body or as a query parameter (DELETE).
+second), and the change is mirrored to the host firewall when that is on (a daemon that is down
+never fails the request: the worker's self-heal pushes it later). ``confirm_lockout`` may come
+in the JSON body or as a query parameter (DELETE).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object, optional_bool
-from alertstation.security import service
+from alertstation.security import hostban_service, service
 from alertstation.security.entries import IpFilter, audit_action, filter_changes, new_filter
 from alertstation.security.tables import KINDS
 
@@ -92,6 +94,7 @@ class IpFilterCollection:
                 details=_audit_details(created, reason=created.reason, confirm_lockout=confirm),
             )
         station.bans.clear()
+        hostban_service.mirror_change(station)
         resp.status = falcon.HTTP_201
         resp.media = {"filter": created.as_dict(now)}
 
@@ -131,6 +134,7 @@ class IpFilterItem:
                 )
         if changed:
             station.bans.clear()
+            hostban_service.mirror_change(station)
         resp.media = {"filter": entry.as_dict(now), "changed": changed}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, id: int) -> None:
@@ -154,4 +158,5 @@ class IpFilterItem:
                 details=_audit_details(entry, confirm_lockout=confirm),
             )
         station.bans.clear()
+        hostban_service.mirror_change(station)
         resp.media = {"deleted": entry.id}

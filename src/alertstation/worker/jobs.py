@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 
+from alertstation.alerts.service import expire_alerts_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
+from alertstation.security.hostban_service import heal_job
 from alertstation.security.service import deactivate_expired_job
 
 
@@ -40,4 +42,6 @@ JOBS: tuple[Job, ...] = (
     Job("database-ping", 60.0, ping_database),
     Job("audit-checkpoint", 3600.0, append_audit_checkpoint),
     Job("ban-expiry", 60.0, deactivate_expired_job),
+    Job("alert-expiry", 60.0, expire_alerts_job),
+    Job("hostban-self-heal", 60.0, heal_job),
 )

@@ -1,0 +1,252 @@
+"""Alert settings, re-matching, batch import, the expiry sweep and the read queries.
+
+Settings (zone codes, storage zone codes, forwarded SAME events) live in ``alert_settings`` as
+JSON values under three keys. Changing the zone codes re-matches the whole store from its
+geocode ids in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine, Row, bindparam, or_, select, update
+
+from alertstation.alerts import lifecycle
+from alertstation.alerts.matching import GeocodeMatcher, encode_code
+from alertstation.alerts.model import ParseProblem
+from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.store import GENERATION, IngestResult, Matchers, expire_due, ingest_alert
+from alertstation.alerts.tables import (
+    alert_settings,
+    cap_alert_geocodes,
+    cap_alerts,
+    eas_forward_queue,
+)
+from alertstation.db import bump_generation
+from alertstation.db.engine import begin_write
+from alertstation.db.types import utcnow
+
+if TYPE_CHECKING:
+    from alertstation.context import Station
+
+log = logging.getLogger(__name__)
+
+ZONE_CODES = "zone_codes"
+STORAGE_ZONE_CODES = "storage_zone_codes"
+FORWARD_EVENTS = "forward_events"
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """Hold the configured broadcast codes, storage codes and forwarded SAME event codes."""
+
+    zone_codes: tuple[str, ...] = ()
+    storage_zone_codes: tuple[str, ...] = ()
+    forward_events: tuple[str, ...] = ()
+
+    def matchers(self) -> Matchers:
+        """Build the matchers ingest uses from these settings."""
+        return Matchers(
+            area=GeocodeMatcher(self.zone_codes),
+            storage=GeocodeMatcher(self.storage_zone_codes),
+            forward_events=frozenset(self.forward_events),
+        )
+
+
+def get_alert_settings(conn: Connection) -> AlertSettings:
+    """Read the alert settings; missing keys read as empty lists."""
+    rows = {r.key: r.value for r in conn.execute(select(alert_settings))}
+    values = {
+        key: tuple(json.loads(rows[key])) if key in rows else ()
+        for key in (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS)
+    }
+    return AlertSettings(**values)
+
+
+def set_alert_settings(
+    conn: Connection,
+    *,
+    zone_codes: Iterable[str] | None = None,
+    storage_zone_codes: Iterable[str] | None = None,
+    forward_events: Iterable[str] | None = None,
+) -> AlertSettings:
+    """Validate and write the given settings (None keeps a value); re-match on a code change.
+
+    Codes are normalised (upper case, no surrounding space); an invalid code or an event code
+    that is not three letters or digits is a ValueError naming it, and nothing is written.
+    """
+    current = get_alert_settings(conn)
+    new = AlertSettings(
+        zone_codes=_codes(zone_codes) if zone_codes is not None else current.zone_codes,
+        storage_zone_codes=(
+            _codes(storage_zone_codes)
+            if storage_zone_codes is not None
+            else current.storage_zone_codes
+        ),
+        forward_events=(
+            _events(forward_events) if forward_events is not None else current.forward_events
+        ),
+    )
+    now = utcnow()
+    for key in (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS):
+        value = json.dumps(list(getattr(new, key)))
+        if getattr(new, key) == getattr(current, key):
+            continue
+        done = conn.execute(
+            alert_settings.update()
+            .where(alert_settings.c.key == key)
+            .values(value=value, updated_at=now)
+        ).rowcount
+        if not done:
+            conn.execute(alert_settings.insert().values(key=key, value=value, updated_at=now))
+    codes_changed = (new.zone_codes, new.storage_zone_codes) != (
+        current.zone_codes,
+        current.storage_zone_codes,
+    )
+    if codes_changed:
+        matchers = new.matchers()
+        rematch_store(conn, matchers.area, matchers.storage)
+    return new
+
+
+def _codes(codes: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(codes, str):
+        raise ValueError("zone codes must be a list of codes, not one string")
+    found: list[str] = []
+    for code in codes:
+        encode_code(code)  # ValueError naming an invalid code
+        found.append(code.strip().upper())
+    return tuple(dict.fromkeys(found))
+
+
+def _events(events: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(events, str):
+        raise ValueError("forward events must be a list of SAME event codes, not one string")
+    found: list[str] = []
+    for event in events:
+        text = event.strip().upper() if isinstance(event, str) else ""
+        if len(text) != 3 or not text.isalnum() or not text.isascii():
+            raise ValueError(f"{event!r} is not a three-character SAME event code")
+        found.append(text)
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProblem:
+    """Name a message that was skipped: where it came from and why."""
+
+    source: str
+    reason: str
+
+
+def import_messages(
+    engine: Engine,
+    data: bytes,
+    source: str,
+    *,
+    explicit: bool = True,
+    now: datetime | None = None,
+) -> list[IngestResult | ImportProblem]:
+    """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
+
+    Each alert is stored in its own write transaction. A body that cannot be parsed, or one
+    entry of a feed that cannot, is logged with its source and reported as an ImportProblem;
+    the rest is stored.
+    """
+    try:
+        parsed = parse_any(data)
+    except AlertParseError as ex:
+        log.warning("alert import: skipped %s: %s", source, ex)
+        return [ImportProblem(source, str(ex))]
+    results: list[IngestResult | ImportProblem] = []
+    for item in parsed:
+        if isinstance(item, ParseProblem):
+            where = f"{source} entry {item.position}"
+            if item.identifier:
+                where += f" ({item.identifier})"
+            log.warning("alert import: skipped %s: %s", where, item.reason)
+            results.append(ImportProblem(where, item.reason))
+            continue
+        try:
+            with begin_write(engine) as conn:
+                matchers = get_alert_settings(conn).matchers()
+                results.append(ingest_alert(conn, item, matchers, explicit=explicit, now=now))
+        except ValueError as ex:
+            where = f"{source} ({item.identifier[:80]})"
+            log.warning("alert import: skipped %s: %s", where, ex)
+            results.append(ImportProblem(where, str(ex)))
+    return results
+
+
+def expire_alerts(engine: Engine, *, now: datetime | None = None) -> int:
+    """Run the expiry sweep in its own write transaction; return how many alerts expired."""
+    with begin_write(engine) as conn:
+        return expire_due(conn, now=now)
+
+
+def expire_alerts_job(station: Station) -> None:
+    """Mark expired alerts (the leader's 60-second job); log only when something changed."""
+    count = expire_alerts(station.engine)
+    if count:
+        log.info("alert expiry: %d alert(s) expired", count)
+
+
+def rematch_store(
+    conn: Connection, matcher_area: GeocodeMatcher, matcher_storage: GeocodeMatcher
+) -> int:
+    """Re-match every stored alert from its geocode ids; update changed flags, return count.
+
+    ``stored_area`` is set for alerts in the storage or the broadcast area. Alerts are never
+    deleted here: an out-of-area alert stays (it may have been imported on purpose).
+    """
+    a = cap_alerts.c
+    alerts = conn.execute(select(a.id, a.in_area, a.stored_area).order_by(a.id)).all()
+    if not alerts:
+        return 0
+    codes = conn.execute(
+        select(cap_alert_geocodes.c.alert_id, cap_alert_geocodes.c.code_id).order_by(
+            cap_alert_geocodes.c.alert_id, cap_alert_geocodes.c.code_id
+        )
+    ).all()
+    ids = np.fromiter((row.id for row in alerts), dtype=np.int64, count=len(alerts))
+    owners = np.fromiter((row.alert_id for row in codes), dtype=np.int64, count=len(codes))
+    flat = np.fromiter((row.code_id for row in codes), dtype=np.int32, count=len(codes))
+    offsets = np.append(np.searchsorted(owners, ids, side="left"), len(codes)).astype(np.int64)
+    in_area = matcher_area.match_encoded(flat, offsets)
+    stored = matcher_storage.match_encoded(flat, offsets) | in_area
+    changes = [
+        {"b_id": row.id, "in_area": bool(hit), "stored_area": bool(keep)}
+        for row, hit, keep in zip(alerts, in_area, stored, strict=True)
+        if (bool(hit), bool(keep)) != (row.in_area, row.stored_area)
+    ]
+    if changes:
+        conn.execute(update(cap_alerts).where(a.id == bindparam("b_id")), changes)
+        bump_generation(conn, GENERATION)
+    return len(changes)
+
+
+def list_alerts(
+    conn: Connection, *, include_all: bool = False, now: datetime | None = None
+) -> list[Row[Any]]:
+    """Return stored alerts, newest first: the active ones only unless ``include_all``.
+
+    Active means state active and not past ``expires`` (even before the sweep has run), so
+    expired, cancelled and superseded alerts never show.
+    """
+    now = now or utcnow()
+    a = cap_alerts.c
+    query = select(cap_alerts).order_by(a.sent.desc(), a.id.desc())
+    if not include_all:
+        query = query.where(a.state == lifecycle.ACTIVE, or_(a.expires.is_(None), a.expires > now))
+    return list(conn.execute(query).all())
+
+
+def forward_queue(conn: Connection) -> list[Row[Any]]:
+    """Return the forward queue, oldest first."""
+    return list(conn.execute(select(eas_forward_queue).order_by(eas_forward_queue.c.id)).all())

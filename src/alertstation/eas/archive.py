@@ -1,0 +1,280 @@
+"""The aired-message archive and the in-process airing state.
+
+Every message the station airs is kept: the WAV file and a JSON sidecar (header, who, when) in
+``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Airing output is, for now, this
+archive alone: Icecast and the sound card come with the airing item, which also replaces
+:class:`AiringState` with a real queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+from sqlalchemy import Connection, select
+
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.eas.audio import write_wav
+from alertstation.eas.tables import eas_archive
+from alertstation.errors import AppError, Conflict, NotFound
+
+log = logging.getLogger("alertstation.eas")
+
+ARCHIVE_DIR = "eas-archive"
+
+
+class AiringState:
+    """Whether a message is on the air now; one message airs at a time.
+
+    A tiny in-process stand-in for the airing queue: :meth:`airing` takes a lock without
+    waiting and holds it, with ``active`` true, while a message is written out. A second send
+    meanwhile is refused with 409. It covers one process only; the airing item replaces it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.active = False
+
+    @contextmanager
+    def airing(self) -> Iterator[None]:
+        """Mark the broadcast active for the duration of the block; 409 when one is on."""
+        if not self._lock.acquire(blocking=False):
+            raise Conflict("Another message is on the air; try again when it ends.", code="busy")
+        self.active = True
+        try:
+            yield
+        finally:
+            self.active = False
+            self._lock.release()
+
+
+@dataclass(frozen=True)
+class AiredMessage:
+    """A message about to be archived: its header text, PCM samples and rate."""
+
+    header: str
+    samples: npt.NDArray[np.int16]
+    sample_rate: int
+
+    @property
+    def duration(self) -> float:
+        """Return the length in seconds."""
+        return round(self.samples.size / self.sample_rate, 3)
+
+
+def archive_dir(data_dir: Path) -> Path:
+    """Return (creating it) the folder that holds archived messages."""
+    folder = data_dir / ARCHIVE_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _file_stem(header: str, when: datetime) -> str:
+    event = header.split("-")[2] if header.count("-") > 2 else "MSG"
+    event = "".join(c for c in event if c.isalnum())[:3] or "MSG"
+    return f"{when.strftime('%Y%m%dT%H%M%SZ')}-{event}-{secrets.token_hex(4)}"
+
+
+def write_files(
+    data_dir: Path, message: AiredMessage, *, aired_by: str | None, aired_at: datetime
+) -> str:
+    """Write the WAV and its JSON sidecar; return the WAV's name inside the archive folder."""
+    folder = archive_dir(data_dir)
+    stem = _file_stem(message.header, aired_at)
+    write_wav(folder / f"{stem}.wav", message.samples, message.sample_rate)
+    _write_sidecar(folder / f"{stem}.json", message.header, aired_by, aired_at)
+    return f"{stem}.wav"
+
+
+def copy_files(
+    data_dir: Path, wav_name: str, header: str, *, aired_by: str | None, aired_at: datetime
+) -> str:
+    """Copy an archived WAV for a re-airing, with a sidecar of its own; return the new name."""
+    source = wav_file(data_dir, wav_name)
+    stem = _file_stem(header, aired_at)
+    shutil.copyfile(source, source.parent / f"{stem}.wav")
+    _write_sidecar(source.parent / f"{stem}.json", header, aired_by, aired_at)
+    return f"{stem}.wav"
+
+
+def _write_sidecar(path: Path, header: str, aired_by: str | None, aired_at: datetime) -> None:
+    sidecar = {"header": header, "aired_by": aired_by, "aired_at": aired_at.isoformat()}
+    path.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
+
+
+def insert_row(
+    conn: Connection,
+    *,
+    header: str,
+    wav_name: str,
+    sample_rate: int,
+    duration: float,
+    activation_id: int | None,
+    aired_by: str | None,
+    aired_at: datetime,
+) -> int:
+    """Insert the archive row of an aired message and return its id."""
+    result = conn.execute(
+        eas_archive.insert().values(
+            activation_id=activation_id,
+            header=header,
+            wav_path=wav_name,
+            sample_rate=sample_rate,
+            duration=duration,
+            aired_by=aired_by,
+            aired_at=aired_at,
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def wav_file(data_dir: Path, wav_name: str) -> Path:
+    """Return the path of an archived WAV; ValueError when the name leaves the folder."""
+    folder = (data_dir / ARCHIVE_DIR).resolve()
+    path = (folder / wav_name).resolve()
+    if not path.is_relative_to(folder) or path.parent != folder:
+        raise ValueError(f"archive file name {wav_name!r} is not inside {folder}")
+    return path
+
+
+def remove_files(data_dir: Path, wav_names: list[str]) -> None:
+    """Delete archived WAVs and their sidecars; a missing or foreign file is only logged."""
+    for name in wav_names:
+        try:
+            path = wav_file(data_dir, name)
+        except ValueError:
+            log.warning("not removing archive file outside the archive: %s", name)
+            continue
+        path.unlink(missing_ok=True)
+        path.with_suffix(".json").unlink(missing_ok=True)
+
+
+def row_as_dict(row: Any) -> dict[str, Any]:
+    """Return an archive row as JSON-ready data."""
+    return {
+        "id": row.id,
+        "activation_id": row.activation_id,
+        "header": row.header,
+        "wav": row.wav_path,
+        "sample_rate": row.sample_rate,
+        "duration": row.duration,
+        "aired_by": row.aired_by,
+        "aired_at": row.aired_at.isoformat(),
+        "audio_url": f"/messages/{row.id}/audio.wav",
+    }
+
+
+def list_rows(conn: Connection, limit: int = 200) -> list[dict[str, Any]]:
+    """Return the newest archive rows first."""
+    query = select(eas_archive).order_by(eas_archive.c.aired_at.desc(), eas_archive.c.id.desc())
+    return [row_as_dict(row) for row in conn.execute(query.limit(limit))]
+
+
+def get_row(conn: Connection, message_id: int) -> Any:
+    """Return one archive row, or None."""
+    return conn.execute(select(eas_archive).where(eas_archive.c.id == message_id)).first()
+
+
+# --- auditing -------------------------------------------------------------------------------
+
+
+def audit_broadcast(station: Station, actor: Actor, target: str, details: dict[str, Any]) -> None:
+    """Record ``eas.broadcast`` in its own transaction; a failure is logged, never raised."""
+    try:
+        station.ledger.record_now(
+            station.engine, actor, EAS_BROADCAST, target=target, details=details
+        )
+    except Exception as ex:  # the message already aired: the send must still succeed
+        log.critical("eas.broadcast audit write failed for %s: %r", target, ex)
+
+
+def record_deletion(
+    station: Station, conn: Connection, actor: Actor, target: str, details: dict[str, Any]
+) -> None:
+    """Write ``alert.deleted`` before a deletion; 500 (and a rollback) when it fails."""
+    try:
+        station.ledger.record(
+            conn, actor, ALERT_DELETED, target=target, details=details, propagate=True
+        )
+    except Exception as ex:
+        log.critical("alert.deleted audit write failed; %s NOT deleted: %r", target, ex)
+        raise AppError(
+            "The deletion could not be recorded in the audit log, so nothing was deleted.",
+            code="audit_failed",
+        ) from ex
+
+
+# --- message management (resend, delete, purge) ------------------------------------------------
+
+
+def resend(station: Station, airing: AiringState, message_id: int, actor: Actor) -> dict[str, Any]:
+    """Air an archived message again, exactly as first sent, as a new archive row; audit it."""
+    with station.engine.connect() as conn:
+        row = get_row(conn, message_id)
+    if row is None:
+        raise NotFound(f"No archived message {message_id}.")
+    data_dir = station.settings.data_dir
+    with airing.airing():
+        aired_at = station.clock()
+        try:
+            wav_name = copy_files(
+                data_dir, row.wav_path, row.header, aired_by=actor.username, aired_at=aired_at
+            )
+        except (OSError, ValueError) as ex:
+            raise Conflict(
+                f"The audio of message {message_id} is missing from the archive.",
+                code="audio_missing",
+            ) from ex
+        with begin_write(station.engine) as conn:
+            new_id = insert_row(
+                conn,
+                header=row.header,
+                wav_name=wav_name,
+                sample_rate=row.sample_rate,
+                duration=row.duration,
+                activation_id=row.activation_id,
+                aired_by=actor.username,
+                aired_at=aired_at,
+            )
+            saved = get_row(conn, new_id)
+    log.warning("EAS message re-aired: %s by %s", row.header, actor.username)
+    audit_broadcast(
+        station,
+        actor,
+        f"eas_message:{message_id}",
+        {"header": row.header, "message_id": new_id, "resend_of": message_id},
+    )
+    return row_as_dict(saved)
+
+
+def delete_messages(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:
+    """Delete archived messages (all when ``ids`` is None), audit first; return the ids."""
+    with begin_write(station.engine) as conn:
+        query = select(eas_archive.c.id, eas_archive.c.wav_path)
+        if ids is not None:
+            query = query.where(eas_archive.c.id.in_(ids))
+        rows = conn.execute(query.order_by(eas_archive.c.id)).all()
+        if not rows:
+            return []
+        deleted = [row.id for row in rows]
+        record_deletion(
+            station, conn, actor, "eas_archive", {"ids": deleted, "count": len(deleted)}
+        )
+        conn.execute(eas_archive.delete().where(eas_archive.c.id.in_(deleted)))
+    remove_files(station.settings.data_dir, [row.wav_path for row in rows])
+    log.warning("archived EAS messages deleted by %s: %s", actor.username, deleted)
+    return deleted

@@ -1,0 +1,255 @@
+"""HTTP resources of manual EAS and the message archive (routes in ``alertstation.eas.routes``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+import numpy as np
+
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.eas import archive, manual
+from alertstation.eas.same import EVENTS, ORIGINATORS
+from alertstation.errors import BadRequest, Invalid, NotFound
+from alertstation.http.bodies import json_object
+
+_TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text")
+PURGE_CHOICES = ("0015", "0030", "0045", "0100", "0130", "0200", "0300", "0400", "0600")
+
+
+def read_composition(
+    req: falcon.Request, station: Station
+) -> tuple[manual.Composition, np.ndarray | None]:
+    """Read an activation from JSON or from a multipart form with an optional ``audio`` WAV."""
+    if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
+        return manual.compose(json_object(req), station.clock()), None
+    body: dict[str, Any] = {}
+    audio: bytes | None = None
+    for part in req.get_media():
+        if part.name == "audio":
+            if audio is not None:
+                raise BadRequest("Send at most one audio file.")
+            data = part.stream.read(manual.MAX_UPLOAD_BYTES + 1)
+            if len(data) > manual.MAX_UPLOAD_BYTES:
+                raise Invalid("audio: the WAV file is too large", field="audio")
+            audio = data or None  # an empty file input sends an empty part
+        elif part.name in _TEXT_FIELDS:
+            body[part.name] = part.get_text()
+    composition = manual.compose(body, station.clock())
+    return composition, None if audio is None else manual.read_upload(audio)
+
+
+def read_ids(req: falcon.Request) -> list[int] | None:
+    """Read ``{"ids": [..]}`` or ``{"all": true}``; None means all."""
+    body = json_object(req)
+    if body.get("all") is True:
+        return None
+    ids = body.get("ids")
+    if (
+        not isinstance(ids, list)
+        or not ids
+        or len(ids) > 1000
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+    ):
+        raise Invalid('Send {"ids": [1, 2]} or {"all": true}.', field="ids")
+    return ids
+
+
+def send_wav(resp: falcon.Response, data: bytes, filename: str) -> None:
+    """Answer with WAV bytes, not cached (a preview is rendered anew each time)."""
+    resp.content_type = "audio/wav"
+    resp.data = data
+    resp.set_header("Cache-Control", "no-store")
+    resp.set_header("Content-Disposition", f'inline; filename="{filename}"')
+
+
+class ManualPage:
+    """GET /eas/manual: compose, preview, send and purge activations; the archive."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            activations = manual.list_activations(conn)
+            messages = archive.list_rows(conn)
+        self._station.templates.page(
+            req,
+            resp,
+            "eas_manual.html",
+            activations=activations,
+            messages=messages,
+            originators=ORIGINATORS,
+            events=sorted(EVENTS.items()),
+            purge_choices=PURGE_CHOICES,
+            default_station_id=manual.DEFAULT_STATION_ID,
+            default_org=manual.DEFAULT_ORG,
+            default_purge=manual.DEFAULT_PURGE,
+        )
+
+
+class Activations:
+    """GET /eas/manual/events lists activations; POST creates a draft."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = {"activations": manual.list_activations(conn)}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        composition, audio = read_composition(req, self._station)
+        activation = manual.create_activation(
+            self._station, composition, audio, Actor.from_request(req)
+        )
+        resp.status = falcon.HTTP_201
+        resp.media = {"activation": activation}
+
+
+class ActivationAudio:
+    """GET /eas/manual/events/{id}/audio.wav: the whole message rendered as of now."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, activation_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            row = manual.get_activation(conn, activation_id)
+        message = manual.render(self._station, row, self._station.clock())
+        send_wav(resp, manual.wav_bytes(message), f"activation-{activation_id}.wav")
+
+
+class ActivationSend:
+    """POST /eas/manual/events/{id}/send: air the activation; the audit row never blocks it."""
+
+    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+        self._station = station
+        self._airing = airing
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, activation_id: int) -> None:
+        message = manual.send_activation(
+            self._station, self._airing, activation_id, Actor.from_request(req)
+        )
+        resp.media = {"sent": True, "message": message}
+
+
+class ActivationsPurge:
+    """POST /eas/manual/events/purge: audit first (fail-closed), then remove activations."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ids = read_ids(req)
+        purged = manual.purge_activations(self._station, ids, Actor.from_request(req))
+        resp.media = {"purged": purged}
+
+
+class ManualGenerate:
+    """POST /manual/generate: render a message from the body as WAV; nothing is stored or aired."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        composition = manual.compose(json_object(req), self._station.clock())
+        row = _Unsaved(composition)
+        message = manual.render(self._station, row, self._station.clock())
+        send_wav(resp, manual.wav_bytes(message), f"{composition.event}.wav")
+
+
+class _Unsaved:
+    """A composition dressed as an activation row, for rendering without storing."""
+
+    def __init__(self, composition: manual.Composition) -> None:
+        self.id = 0
+        self.org = composition.org
+        self.event = composition.event
+        self.locations = composition.locations
+        self.purge = composition.purge
+        self.station_id = composition.station_id
+        self.voice_text = composition.voice_text
+        self.has_audio = False
+
+
+class AdminManualGenerate:
+    """POST /admin/eas/manual_generate: create an activation and air it in one step."""
+
+    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+        self._station = station
+        self._airing = airing
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        composition, audio = read_composition(req, self._station)
+        actor = Actor.from_request(req)
+        activation = manual.create_activation(self._station, composition, audio, actor)
+        message = manual.send_activation(self._station, self._airing, activation["id"], actor)
+        resp.status = falcon.HTTP_201
+        resp.media = {"sent": True, "activation_id": activation["id"], "message": message}
+
+
+class Messages:
+    """GET /messages: the archive of aired messages, newest first."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = {"messages": archive.list_rows(conn)}
+
+
+class MessageAudio:
+    """GET /messages/{id}/audio.wav: the archived WAV exactly as aired."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            row = archive.get_row(conn, message_id)
+        if row is None:
+            raise NotFound(f"No archived message {message_id}.")
+        try:
+            data = archive.wav_file(self._station.settings.data_dir, row.wav_path).read_bytes()
+        except (OSError, ValueError) as ex:
+            raise NotFound(f"The audio of message {message_id} is missing.") from ex
+        send_wav(resp, data, row.wav_path)
+
+
+class MessageResend:
+    """POST /messages/{id}/resend: air an archived message again."""
+
+    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+        self._station = station
+        self._airing = airing
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        message = archive.resend(self._station, self._airing, message_id, Actor.from_request(req))
+        resp.media = {"sent": True, "message": message}
+
+
+class MessageDelete:
+    """POST /messages/{id}/delete: audit first (fail-closed), then delete one message."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        deleted = archive.delete_messages(self._station, [message_id], Actor.from_request(req))
+        if not deleted:
+            raise NotFound(f"No archived message {message_id}.")
+        resp.media = {"deleted": deleted}
+
+
+class MessagesPurge:
+    """POST /messages/purge: audit first (fail-closed), then delete the chosen or all messages."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        deleted = archive.delete_messages(self._station, read_ids(req), Actor.from_request(req))
+        resp.media = {"deleted": deleted}
