@@ -10,6 +10,7 @@ import falcon
 from sqlalchemy import Engine
 
 from alertstation.alerts import routes as alerts_routes
+from alertstation.alerts import settings_routes as alert_settings_routes
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
@@ -23,7 +24,7 @@ from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
-from alertstation.security import hostban_routes
+from alertstation.security import geoip_routes, hostban_routes
 from alertstation.security import routes as security_routes
 from alertstation.security.gate import BanCache, BanGate
 from alertstation.settings import Settings
@@ -44,7 +45,9 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     security_routes.routes,
     hostban_routes.routes,
     alerts_routes.routes,
+    alert_settings_routes.routes,
     eas_routes.routes,
+    geoip_routes.routes,
 )
 
 
