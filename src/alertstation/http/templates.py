@@ -21,9 +21,11 @@ def web_dir() -> Path:
 # Navigation of the base layout: (label, path, permission needed or None for everyone).
 NAVIGATION: tuple[tuple[str, str, str | None], ...] = (
     ("Overview", "/", None),
+    ("Alerts", "/alerts", None),
     ("Users", "/admin/users", "system.manage_users"),
     ("Sessions", "/admin/sessions", "system.manage_users"),
     ("Zones", "/admin/zones", "system.view_config"),
+    ("Alert settings", "/admin/location_settings", "system.view_config"),
     ("EAS", "/eas/manual", "eas.broadcast"),
     ("Logs", "/logs", "system.view_config"),
     ("Environment", "/admin/environment", "system.view_config"),

@@ -21,6 +21,7 @@ from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object, optional_bool
 from alertstation.security import hostban_service, service
 from alertstation.security.entries import IpFilter, audit_action, filter_changes, new_filter
+from alertstation.security.geoip import locator_for
 from alertstation.security.tables import KINDS
 
 
@@ -64,9 +65,10 @@ class IpFilterCollection:
             mode = service.allowlist_mode(conn, now)
         if expired:
             station.bans.clear()
-        # No GeoIP database is configured yet, so entries carry no "location" block.
+        # A location block only where the location database resolves a public single address.
+        locate = locator_for(station.settings.data_dir).locate
         resp.media = {
-            "filters": [entry.as_dict(now) for entry in entries],
+            "filters": [entry.as_dict(now, locate(entry.value)) for entry in entries],
             "allowlist_mode": mode,
             "client_ip": req.context.client_ip,
         }
