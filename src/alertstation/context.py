@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from alertstation.audit.ledger import AuditLedger
 from alertstation.db.types import utcnow
+from alertstation.eas.airing import AiringState
 from alertstation.http.templates import Templates
 from alertstation.security.gate import BanCache
 from alertstation.settings import Settings
@@ -27,6 +28,7 @@ class Station:
     zones: ZoneCatalog
     bans: BanCache
     clock: Callable[[], datetime] = field(default=utcnow)
+    airing: AiringState = field(default_factory=AiringState)
 
     @property
     def session_lifetime(self) -> timedelta:

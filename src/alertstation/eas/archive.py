@@ -3,7 +3,7 @@
 Every message the station airs is kept: the WAV file and a JSON sidecar (header, who, when) in
 ``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Airing output is, for now, this
 archive alone: Icecast and the sound card come with the airing item, which also replaces
-:class:`AiringState` with a real queue.
+:class:`~alertstation.eas.airing.AiringState` (kept on the Station) with a real queue.
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ from __future__ import annotations
 import logging
 import secrets
 import shutil
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +25,7 @@ from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.eas.airing import AiringState
 from alertstation.eas.audio import write_wav
 from alertstation.eas.tables import eas_archive
 from alertstation.errors import AppError, Conflict, NotFound
@@ -35,31 +33,6 @@ from alertstation.errors import AppError, Conflict, NotFound
 log = logging.getLogger("alertstation.eas")
 
 ARCHIVE_DIR = "eas-archive"
-
-
-class AiringState:
-    """Whether a message is on the air now; one message airs at a time.
-
-    A tiny in-process stand-in for the airing queue: :meth:`airing` takes a lock without
-    waiting and holds it, with ``active`` true, while a message is written out. A second send
-    meanwhile is refused with 409. It covers one process only; the airing item replaces it.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.active = False
-
-    @contextmanager
-    def airing(self) -> Iterator[None]:
-        """Mark the broadcast active for the duration of the block; 409 when one is on."""
-        if not self._lock.acquire(blocking=False):
-            raise Conflict("Another message is on the air; try again when it ends.", code="busy")
-        self.active = True
-        try:
-            yield
-        finally:
-            self.active = False
-            self._lock.release()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ working material, and the audio preview of a draft is a not-yet-aired alert.
 
 from alertstation.context import Station
 from alertstation.eas import resources as r
-from alertstation.eas.archive import AiringState
 from alertstation.eas.manual import MAX_UPLOAD_BYTES
 from alertstation.http.routing import Route, permission
 
@@ -16,7 +15,7 @@ _UPLOAD = MAX_UPLOAD_BYTES + 65536  # the WAV plus the form fields and multipart
 
 def routes(station: Station) -> list[Route]:
     """Return the EAS routes."""
-    airing = AiringState()  # one message on the air at a time in this process
+    airing = station.airing  # one message on the air at a time; the broadcast state reads it
     events = "/eas/manual/events"
     messages = "/messages"
     activations = r.Activations(station)

@@ -1,0 +1,144 @@
+"""Answer "is the station broadcasting?" from an in-memory snapshot of the active alerts.
+
+The snapshot holds, for every alert in state ``active``, its ``expires`` and ``in_area`` flag.
+It is rebuilt only when the ``alerts`` generation moves (checked at most once a second by
+:class:`alertstation.db.GenerationCache`), so a request costs no query beyond that check. The
+count is taken against the clock at answer time, so an alert whose ``expires`` has passed
+stops counting even before the expiry sweep marks it expired.
+
+A manual EAS message on the air also makes the broadcast active: the alert routes hand in the
+Station's ``airing`` state (``alertstation.eas.airing.AiringState``, anything with a boolean
+``active`` attribute works), which the EAS routes set while a message airs.
+
+The two public resources that answer from the snapshot live here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import falcon
+from sqlalchemy import Connection, Engine, select
+
+from alertstation.alerts import lifecycle
+from alertstation.alerts.store import GENERATION
+from alertstation.alerts.tables import cap_alerts
+from alertstation.context import Station
+from alertstation.db import GenerationCache
+from alertstation.db.migrate import head_revision
+from alertstation.db.types import utcnow
+from alertstation.system.service import check_health
+from alertstation.version import __version__
+
+
+class Airing(Protocol):
+    """Tell whether a message is on the air now."""
+
+    active: bool
+
+
+@dataclass(frozen=True)
+class ActiveSnapshot:
+    """Hold the active alerts' expiry times and area flags, and when they were read."""
+
+    alerts: tuple[tuple[datetime | None, bool], ...]
+    built_at: datetime
+
+    def counts(self, now: datetime) -> tuple[int, int]:
+        """Return (active alerts, active in-area alerts) not yet past ``expires`` at ``now``."""
+        live = [in_area for expires, in_area in self.alerts if expires is None or expires > now]
+        return len(live), sum(live)
+
+
+def build_snapshot(conn: Connection, now: datetime) -> ActiveSnapshot:
+    """Read the expiry time and area flag of every alert in state active, stamped ``now``."""
+    a = cap_alerts.c
+    rows = conn.execute(select(a.expires, a.in_area).where(a.state == lifecycle.ACTIVE)).all()
+    return ActiveSnapshot(tuple((row.expires, bool(row.in_area)) for row in rows), now)
+
+
+class BroadcastState:
+    """Keep the active-alerts snapshot of one engine and answer the broadcast state.
+
+    One instance is made per app (``alertstation.alerts.routes``) and shared by the resources
+    that need it; a mutation made through this process calls :meth:`clear`.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        airing: Airing | None = None,
+        check_interval: float = 1.0,
+    ) -> None:
+        self._clock = clock
+        self._cache: GenerationCache[ActiveSnapshot] = GenerationCache(
+            engine,
+            GENERATION,
+            lambda conn: build_snapshot(conn, self._clock()),
+            check_interval=check_interval,
+        )
+        self._airing = airing
+
+    def snapshot(self) -> ActiveSnapshot:
+        """Return the current snapshot (rebuilt when the alerts generation moved)."""
+        return self._cache.get()
+
+    def clear(self) -> None:
+        """Drop the snapshot so the next answer reads the store again."""
+        self._cache.clear()
+
+    def counts(self) -> tuple[int, int]:
+        """Return (active alerts, active in-area alerts) at the clock's current time."""
+        return self.snapshot().counts(self._clock())
+
+    def state(self) -> dict[str, Any]:
+        """Return the public broadcast state as JSON-ready data."""
+        snapshot = self.snapshot()
+        active, in_area = snapshot.counts(self._clock())
+        airing = bool(self._airing is not None and self._airing.active)
+        return {
+            "active": in_area > 0 or airing,
+            "active_alerts": active,
+            "in_area_alerts": in_area,
+            "airing": airing,
+            "generation": self._cache.generation,
+            "timestamp": snapshot.built_at.isoformat(),
+        }
+
+
+class BroadcastStateApi:
+    """GET /api/broadcast/state: whether the station broadcasts, from the in-memory snapshot."""
+
+    def __init__(self, broadcast: BroadcastState) -> None:
+        self._broadcast = broadcast
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self._broadcast.state()
+        resp.set_header("Cache-Control", "no-store")
+
+
+class SystemStatusApi:
+    """GET /api/system_status: version, database and schema, catalog size, active alerts."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+        self._head = head_revision(station.engine)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        health = check_health(self._station.engine, self._head)
+        active = self._broadcast.counts()[0] if health.database_ok else None
+        resp.media = {
+            "version": __version__,
+            "database": "ok" if health.database_ok else "unreachable",
+            "schema": "current" if health.schema_current else "needs migration",
+            "zone_catalog_size": self._station.zones.size,
+            "active_alerts": active,
+            "worker_heartbeat": None,
+        }
+        resp.set_header("Cache-Control", "no-store")

@@ -1,0 +1,406 @@
+"""Serve the alert store as JSON: the public alert list and the admin actions on the store.
+
+Also the queries the alert pages share (``alertstation.alerts.views``). Every admin action is
+audited and bumps the ``alerts`` generation in its transaction. Broadcast state and system
+status are answered by ``alertstation.alerts.broadcast``.
+Routes are declared in ``alertstation.alerts.routes``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import falcon
+from sqlalchemy import Connection, Row, delete, exists, func, or_, select, update
+
+from alertstation.alerts import lifecycle
+from alertstation.alerts.broadcast import BroadcastState
+from alertstation.alerts.matching import decode_id, encode_code
+from alertstation.alerts.store import GENERATION, expire_due, recompute_states
+from alertstation.alerts.tables import (
+    cap_alert_geocodes,
+    cap_alert_refs,
+    cap_alert_vtec,
+    cap_alerts,
+    eas_forward_queue,
+)
+from alertstation.alerts.vtec import Vtec
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import CONFIG_UPDATED
+from alertstation.context import Station
+from alertstation.db import bump_generation
+from alertstation.db.engine import begin_write
+from alertstation.eas.archive import record_deletion
+from alertstation.errors import AppError, Invalid, NotFound
+from alertstation.http.bodies import json_object
+
+STATUSES = ("active", *[s for s in lifecycle.STATES if s != lifecycle.ACTIVE], "all")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+ENDED_STATES = (lifecycle.EXPIRED, lifecycle.CANCELLED, lifecycle.SUPERSEDED)
+DEFAULT_KEEP_DAYS = 30
+_A = cap_alerts.c
+
+log = logging.getLogger("alertstation.alerts")
+
+
+@dataclass(frozen=True)
+class AlertFilter:
+    """Hold the filters of an alert listing: status, event, code, since, and the page."""
+
+    status: str = "active"
+    event: str = ""
+    code: str = ""
+    since: datetime | None = None
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+
+    def query_args(self, **override: Any) -> dict[str, str]:
+        """Return the filters as query-string arguments (empty ones left out)."""
+        values = {
+            "status": self.status,
+            "event": self.event,
+            "code": self.code,
+            "since": self.since.isoformat() if self.since else "",
+            "limit": str(self.limit),
+            "offset": str(self.offset),
+        }
+        values.update({key: str(value) for key, value in override.items()})
+        return {key: value for key, value in values.items() if value}
+
+
+def parse_time(text: str, field: str) -> datetime:
+    """Parse an ISO 8601 time (naive means UTC); 422 naming ``field`` otherwise."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as ex:
+        raise Invalid(f"{field} must be an ISO 8601 time", field=field) from ex
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def read_filter(req: falcon.Request, default_status: str = "active") -> AlertFilter:
+    """Read the listing filters from the query string; 422 naming a bad one."""
+    status = (req.get_param("status") or req.get_param("state") or default_status).lower()
+    if status not in STATUSES:
+        raise Invalid(f"status must be one of {', '.join(STATUSES)}", field="status")
+    code = (req.get_param("code") or "").strip().upper()
+    if code:
+        try:
+            encode_code(code)
+        except ValueError as ex:
+            raise Invalid(str(ex), field="code") from ex
+    since_text = req.get_param("since") or ""
+    event = (req.get_param("event") or "").strip()
+    if len(event) > 200:
+        raise Invalid("event must be at most 200 characters", field="event")
+    return AlertFilter(
+        status=status,
+        event=event,
+        code=code,
+        since=parse_time(since_text, "since") if since_text.strip() else None,
+        limit=req.get_param_as_int("limit", min_value=1, max_value=MAX_LIMIT) or DEFAULT_LIMIT,
+        offset=req.get_param_as_int("offset", min_value=0) or 0,
+    )
+
+
+def search_alerts(conn: Connection, wanted: AlertFilter, now: datetime) -> tuple[int, list[Row]]:
+    """Return (total matching, one page of rows newest first) for a filter at ``now``."""
+    conditions: list[Any] = []
+    if wanted.status == "active":
+        conditions += [_A.state == lifecycle.ACTIVE, or_(_A.expires.is_(None), _A.expires > now)]
+    elif wanted.status != "all":
+        conditions.append(_A.state == wanted.status)
+    if wanted.event:
+        conditions.append(
+            or_(
+                _A.event_code == wanted.event.upper(),
+                func.lower(_A.event) == wanted.event.lower(),
+            )
+        )
+    if wanted.code:
+        g = cap_alert_geocodes.c
+        conditions.append(
+            exists().where(g.alert_id == _A.id, g.code_id == encode_code(wanted.code))
+        )
+    if wanted.since is not None:
+        conditions.append(_A.sent >= wanted.since)
+    total = conn.execute(select(func.count()).select_from(cap_alerts).where(*conditions))
+    rows = conn.execute(
+        select(cap_alerts)
+        .where(*conditions)
+        .order_by(_A.sent.desc(), _A.id.desc())
+        .limit(wanted.limit)
+        .offset(wanted.offset)
+    ).all()
+    return int(total.scalar_one()), list(rows)
+
+
+def codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
+    """Return the SAME and UGC codes of each alert, SAME first, each group sorted."""
+    found: dict[int, list[str]] = {alert_id: [] for alert_id in ids}
+    if not ids:
+        return found
+    g = cap_alert_geocodes.c
+    rows = conn.execute(
+        select(g.alert_id, g.code_id).where(g.alert_id.in_(ids)).order_by(g.code_id)
+    )
+    for row in rows:
+        found[row.alert_id].append(decode_id(row.code_id))
+    return found
+
+
+def vtec_of(conn: Connection, alert_id: int) -> list[str]:
+    """Return the P-VTEC strings of one alert, in message order."""
+    v = cap_alert_vtec.c
+    rows = conn.execute(select(cap_alert_vtec).where(v.alert_id == alert_id).order_by(v.position))
+    return [
+        str(
+            Vtec(
+                row.product_class, row.action, row.office, row.phenomenon,
+                row.significance, row.etn, row.begin, row.end,
+            )
+        )
+        for row in rows
+    ]  # fmt: skip
+
+
+def get_alert(conn: Connection, alert_id: int) -> Row:
+    """Return one stored alert row; 404 when there is none."""
+    row = conn.execute(select(cap_alerts).where(_A.id == alert_id)).first()
+    if row is None:
+        raise NotFound(f"No alert {alert_id}.")
+    return row
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
+    """Return an alert row as the JSON the API answers."""
+    return {
+        "id": row.id,
+        "identifier": row.identifier,
+        "sender": row.sender,
+        "sent": _iso(row.sent),
+        "event": row.event,
+        "event_code": row.event_code,
+        "headline": row.headline,
+        "area_desc": row.area_desc,
+        "state": row.state,
+        "expires": _iso(row.expires),
+        "cancelled_at": _iso(row.cancelled_at),
+        "codes": codes,
+        "in_area": bool(row.in_area),
+    }
+
+
+class AlertsApi:
+    """GET /api/alerts: stored alerts (active by default), filtered and paged."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        wanted = read_filter(req)
+        with self._station.engine.connect() as conn:
+            total, rows = search_alerts(conn, wanted, self._station.clock())
+            codes = codes_of(conn, [row.id for row in rows])
+        resp.media = {
+            "total": total,
+            "limit": wanted.limit,
+            "offset": wanted.offset,
+            "alerts": [alert_as_dict(row, codes[row.id]) for row in rows],
+        }
+
+
+# --- administration ---------------------------------------------------------------------------
+
+
+def _audit(write: Callable[[], Any], what: str) -> None:
+    """Run an audit write; 500 (and a rollback of the change) when it fails."""
+    try:
+        write()
+    except Exception as ex:
+        log.critical("audit write failed; %s NOT done: %r", what, ex)
+        raise AppError(
+            "The change could not be recorded in the audit log, so nothing was changed.",
+            code="audit_failed",
+        ) from ex
+
+
+def _optional_body(req: falcon.Request) -> dict[str, Any]:
+    """Return the JSON object body, or {} when the request has no body."""
+    if not req.content_length:
+        return {}
+    return json_object(req)
+
+
+class MarkExpired:
+    """POST /admin/mark_expired: run the expiry sweep now."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            count = expire_due(conn, now=station.clock())
+            fields = ["state"] if count else []
+            _audit(
+                lambda: station.ledger.record_config_update(
+                    conn, actor, "alerts.mark_expired", fields, propagate=True
+                ),
+                "mark expired",
+            )
+        self._broadcast.clear()
+        resp.media = {"expired": count}
+
+
+class ClearExpired:
+    """POST /admin/clear_expired: delete ended alerts older than ``days`` (default 30)."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = _optional_body(req)
+        days = body.get("days", DEFAULT_KEEP_DAYS)
+        if not isinstance(days, int) or isinstance(days, bool) or not 0 <= days <= 36500:
+            raise Invalid("days must be a whole number from 0 to 36500", field="days")
+        station = self._station
+        actor = Actor.from_request(req)
+        cutoff = station.clock() - timedelta(days=days)
+        with begin_write(station.engine) as conn:
+            ids = list(
+                conn.execute(
+                    select(_A.id).where(_A.state.in_(ENDED_STATES), _A.updated_at < cutoff)
+                ).scalars()
+            )
+            _audit(
+                lambda: station.ledger.record_config_update(
+                    conn, actor, "alerts.clear_expired", ["alerts"] if ids else [], propagate=True
+                ),
+                "clear expired",
+            )
+            _delete_alerts(conn, ids)
+        self._broadcast.clear()
+        resp.media = {"deleted": len(ids), "days": days}
+
+
+def _delete_alerts(conn: Connection, ids: list[int]) -> None:
+    """Delete alerts with their geocodes, references, VTEC rows and queue entries; bump."""
+    if not ids:
+        return
+    for table in (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue):
+        conn.execute(delete(table).where(table.c.alert_id.in_(ids)))
+    conn.execute(delete(cap_alerts).where(_A.id.in_(ids)))
+    bump_generation(conn, GENERATION)
+
+
+_SETTABLE_STATES = (lifecycle.EXPIRED, lifecycle.CANCELLED)
+
+
+def read_patch(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Return the requested changes (``expires``, ``state``) and the reason; 422 when bad."""
+    unknown = sorted(set(body) - {"expires", "state", "reason"})
+    if unknown:
+        raise Invalid(f"unknown field {unknown[0]}", field=unknown[0])
+    changes: dict[str, Any] = {}
+    if "expires" in body:
+        value = body["expires"]
+        if value is not None and not isinstance(value, str):
+            raise Invalid("expires must be an ISO 8601 time or null", field="expires")
+        changes["expires"] = parse_time(value, "expires") if value else None
+    if "state" in body:
+        if body["state"] not in _SETTABLE_STATES:
+            raise Invalid(f"state must be one of {', '.join(_SETTABLE_STATES)}", field="state")
+        changes["state"] = body["state"]
+    if not changes:
+        raise Invalid("send expires and/or state", field="state")
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > 500:
+        raise Invalid("reason must be a string of at most 500 characters", field="reason")
+    return changes, reason.strip()
+
+
+class AlertAdmin:
+    """PATCH and DELETE /admin/alerts/{id}: change expiry or end an alert; delete one."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        changes, reason = read_patch(json_object(req))
+        station = self._station
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            before = get_alert(conn, alert_id)
+            fields = sorted(changes)
+            if "expires" in changes:
+                conn.execute(
+                    update(cap_alerts)
+                    .where(_A.id == alert_id)
+                    .values(expires=changes["expires"], updated_at=now)
+                )
+                if "state" not in changes:
+                    recompute_states(conn, [alert_id], now=now)
+            if "state" in changes:
+                cancelled_at = now if changes["state"] == lifecycle.CANCELLED else None
+                conn.execute(
+                    update(cap_alerts)
+                    .where(_A.id == alert_id)
+                    .values(state=changes["state"], cancelled_at=cancelled_at, updated_at=now)
+                )
+                fields = sorted({*fields, "cancelled_at"} if cancelled_at else fields)
+                conn.execute(
+                    update(eas_forward_queue)
+                    .where(
+                        eas_forward_queue.c.alert_id == alert_id,
+                        eas_forward_queue.c.state == "pending",
+                    )
+                    .values(state="skipped", reason=f"{changes['state']} by an operator")
+                )
+            bump_generation(conn, GENERATION)
+            row = get_alert(conn, alert_id)
+            if row.state != before.state:
+                fields = sorted({*fields, "state"})
+            details = {"fields": fields, "reason": reason, "identifier": before.identifier}
+            _audit(
+                lambda: station.ledger.record(
+                    conn,
+                    actor,
+                    CONFIG_UPDATED,
+                    target=f"alert:{alert_id}",
+                    details=details,
+                    propagate=True,
+                ),
+                f"change of alert {alert_id}",
+            )
+            codes = codes_of(conn, [alert_id])[alert_id]
+        self._broadcast.clear()
+        resp.media = alert_as_dict(row, codes)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        station = self._station
+        with begin_write(station.engine) as conn:
+            row = get_alert(conn, alert_id)
+            record_deletion(
+                station,
+                conn,
+                Actor.from_request(req),
+                f"cap_alert:{alert_id}",
+                {"ids": [alert_id], "identifier": row.identifier, "sender": row.sender},
+            )
+            _delete_alerts(conn, [alert_id])
+        self._broadcast.clear()
+        resp.media = {"deleted": [alert_id]}

@@ -1,0 +1,76 @@
+"""Alert pages in a real browser: a cancelled alert's badge, and the live active list."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+from sqlalchemy import select
+
+from alertstation.alerts.service import import_messages
+from alertstation.alerts.tables import cap_alerts
+from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
+
+PASSWORD = "viewer password for alerts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
+NEW_ID = "urn:oid:2.49.0.1.840.0.4c1a5f0e2b7d9a3c61e8f04b2d97a5c3e10b6f28.001.1"
+
+
+def _import(live_server: LiveServer, name: str, day: str | None = None) -> None:
+    data = (FIXTURES / name).read_bytes()
+    if day:  # move the sample to ``day`` (VTEC dates too) so it is current
+        data = data.replace(b"2025-05-14", day.encode())
+        data = data.replace(b"250514T", (day[2:4] + day[5:7] + day[8:10] + "T").encode())
+    results = import_messages(live_server.engine, data, name)
+    assert [getattr(r, "outcome", r) for r in results] == ["stored"]
+
+
+def test_cancelled_alert_shows_its_badge_with_the_lift_time(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    create_user(live_server, "watcher", "viewer", PASSWORD)
+    _import(live_server, "cap12_svr_new.xml")
+    _import(live_server, "cap12_svr_can.xml")
+    with live_server.engine.connect() as conn:
+        alert_id = conn.execute(
+            select(cap_alerts.c.id).where(cap_alerts.c.identifier == NEW_ID)
+        ).scalar_one()
+    sign_in(page, live_server, "watcher", PASSWORD)
+    page.goto(f"/alerts/{alert_id}")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Severe Thunderstorm Warning")
+    expect(page.locator("#alert-badges .badge")).to_have_text("CANCELLED 2025-05-14 22:52 UTC")
+    expect(page.locator("#alert-lifted")).to_have_text("2025-05-14 22:52 UTC")
+    expect(page.locator("#alert-vtec")).to_contain_text("/O.NEW.KOUN.SV.W.0045.")
+    raw = page.locator("#alert-raw pre")
+    expect(raw).to_be_hidden()
+    page.locator("#alert-raw summary").click()
+    expect(raw).to_contain_text("urn:oasis:names:tc:emergency:cap:1.2")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
+
+
+def test_active_page_shows_a_new_alert_without_a_reload(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    create_user(live_server, "watcher", "viewer", PASSWORD)
+    sign_in(page, live_server, "watcher", PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Alerts").click()
+    page.wait_for_url("**/alerts")
+    expect(page.locator("#alerts-empty")).to_be_visible()
+    expect(page.locator("#alerts-table")).to_be_hidden()
+    # Wait for the page's first look at the broadcast state, then store an alert.
+    with page.expect_response(lambda response: "/api/broadcast/state" in response.url):
+        pass
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    _import(live_server, "cap12_svr_new.xml", tomorrow)
+    rows = page.locator("#alerts-table tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Severe Thunderstorm Warning")
+    expect(page.locator("#alerts-empty")).to_be_hidden()
+    expect(page.locator("#alerts-status")).to_have_text("1 active alert")
+    # The list changed in place: the document was never reloaded.
+    assert len(page_log.responses_under("/alerts")) == 1
+    assert page_log.responses_under("/api/broadcast/state")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
