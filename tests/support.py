@@ -161,3 +161,21 @@ class StationHarness:
         assert result.status_code == 200, result.text
         cookie = result.cookies[COOKIE_NAME].value
         return SignedIn(self.client, cookie, result.json["csrf_token"], result.json["user"])
+
+
+def run_without_kernel(kernel: str, code: str, *, require: bool) -> Any:
+    """Run ``code`` in a fresh interpreter where ``alertstation._native.<kernel>`` cannot load.
+
+    With ``require`` the interpreter gets ALERTSTATION_REQUIRE_NATIVE=1, so importing the
+    kernel's wrapper must fail; without it the wrapper falls back to its reference code.
+    """
+    import subprocess
+    import sys
+
+    script = f"import sys; sys.modules['alertstation._native.{kernel}'] = None\n{code}"
+    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
+    if require:
+        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
+    return subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )

@@ -154,6 +154,11 @@ def write_env_file(path: Path, values: Mapping[str, str]) -> None:
     os.replace(tmp, path)
 
 
+def native_required() -> bool:
+    """Tell whether a missing compiled kernel must be an error (ALERTSTATION_REQUIRE_NATIVE=1)."""
+    return os.environ.get("ALERTSTATION_REQUIRE_NATIVE") == "1"
+
+
 def process_environment() -> Mapping[str, str]:
     """Return the process environment (for reporting where a value comes from)."""
     return os.environ

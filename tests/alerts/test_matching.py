@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,6 +14,7 @@ from hypothesis import strategies as st
 from alertstation._native import geomatch as native_geomatch
 from alertstation.alerts import matching
 from alertstation.alerts.matching import GeocodeMatcher
+from tests.support import run_without_kernel
 
 # --- a plain-Python oracle: the rule written directly on strings ------------------------------
 
@@ -129,20 +128,14 @@ def test_constants_agree_with_the_kernel() -> None:
 
 
 def _import_without_native(require: bool) -> subprocess.CompletedProcess[str]:
-    """Import the wrapper in a fresh interpreter where the compiled module cannot load."""
+    """Import the wrapper where the compiled module cannot load."""
     code = (
-        "import sys; sys.modules['alertstation._native.geomatch'] = None\n"
         "from alertstation.alerts import matching\n"
         "m = matching.GeocodeMatcher(['039000'])\n"
         "print(matching.HAS_NATIVE, matching._match_lists_impl.__name__)\n"
         "print(m.match_many([['OHZ049'], ['INZ049']]).tolist())\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
-    if require:
-        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_without_kernel("geomatch", code, require=require)
 
 
 def test_fallback_is_the_reference_when_native_is_missing() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +14,7 @@ from alertstation._native import same_decode as native
 from alertstation.eas import decode, decode_reference, kernels
 from alertstation.eas.decode import decode_pcm, tone_energies
 from tests.eas.test_decode_roundtrip import build_message, burst, stretch
+from tests.support import run_without_kernel
 
 HEADER = "ZCZC-WXR-TOR-039173+0030-1241720-KCLE/NWS-"
 ORACLE_RATES = [8000, 11025, 16000, 22050]
@@ -44,20 +43,14 @@ def test_kernel_and_reference_share_constants() -> None:
 
 
 def _import_without_native(require: bool) -> subprocess.CompletedProcess[str]:
-    """Decode in a fresh interpreter where the compiled decoder cannot load."""
+    """Import the wrapper where the compiled module cannot load."""
     code = (
-        "import sys; sys.modules['alertstation._native.same_decode'] = None\n"
         "from alertstation.eas import decode, kernels\n"
         "pcm, _ = kernels.afsk_modulate(kernels.encode_burst('NNNN'), sample_rate=8000)\n"
         "print(decode.HAS_NATIVE, decode._Demodulator.__name__)\n"
         "print(decode.decode_pcm(pcm, 8000)[0].text)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
-    if require:
-        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_without_kernel("same_decode", code, require=require)
 
 
 def test_fallback_is_the_reference_when_native_is_missing() -> None:

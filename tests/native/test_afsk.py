@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
 import random
 import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 from alertstation._native import afsk as native_afsk
 from alertstation.eas import kernels
+from tests.support import run_without_kernel
 
 RATES = [8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000]
 HEADER = "ZCZC-WXR-TOR-039173-039051-039095+0030-1241720-KCLE/NWS-"
@@ -82,19 +81,13 @@ def test_constants_match_the_protocol() -> None:
 
 
 def _import_without_native(require: bool) -> subprocess.CompletedProcess[str]:
-    """Import the wrapper in a fresh interpreter where the compiled module cannot load."""
+    """Import the wrapper where the compiled module cannot load."""
     code = (
-        "import sys; sys.modules['alertstation._native.afsk'] = None\n"
         "from alertstation.eas import kernels\n"
         "print(kernels.HAS_NATIVE, kernels._modulate_impl.__name__)\n"
         "print(kernels.afsk_modulate(b'\\xab', sample_rate=8000)[0].size)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
-    if require:
-        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_without_kernel("afsk", code, require=require)
 
 
 def test_fallback_is_the_reference_when_native_is_missing() -> None:

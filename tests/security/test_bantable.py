@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import random
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 from alertstation._native import cidr as native_cidr
 from alertstation.security import bantable
 from alertstation.security.bantable import BanTable
+from tests.support import run_without_kernel
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -452,20 +451,14 @@ def test_kernel_checks_its_own_input() -> None:
 
 
 def _import_without_native(require: bool) -> subprocess.CompletedProcess[str]:
-    """Import the wrapper in a fresh interpreter where the compiled module cannot load."""
+    """Import the wrapper where the compiled module cannot load."""
     code = (
-        "import sys; sys.modules['alertstation._native.cidr'] = None\n"
         "from alertstation.security import bantable\n"
         "table = bantable.BanTable(['10.0.0.0/8', '::/0'])\n"
         "print(bantable.HAS_NATIVE, bantable._table_impl.__name__)\n"
         "print(table.contains('::ffff:10.1.1.1'), table.contains('192.0.2.1'))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "ALERTSTATION_REQUIRE_NATIVE"}
-    if require:
-        env["ALERTSTATION_REQUIRE_NATIVE"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_without_kernel("cidr", code, require=require)
 
 
 def test_fallback_is_the_reference_when_native_is_missing() -> None:

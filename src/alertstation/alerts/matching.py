@@ -15,13 +15,14 @@ compare against) and falls back to it only when the compiled module is missing; 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from alertstation.kernel_loader import load_kernel
 
 Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
@@ -188,16 +189,7 @@ def reference_match_encoded(table: UInt8Array, flat: Int32Array, offsets: Int64A
 
 # --- implementation choice ------------------------------------------------------------------
 
-_native: ModuleType | None
-try:
-    from alertstation._native import geomatch as _native
-except ImportError as ex:
-    if os.environ.get("ALERTSTATION_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "ALERTSTATION_REQUIRE_NATIVE=1 but alertstation._native.geomatch did not import; "
-            "build the extension (pip install -e .) or unset the variable"
-        ) from ex
-    _native = None
+_native: ModuleType | None = load_kernel("geomatch")
 
 HAS_NATIVE: Final[bool] = _native is not None
 

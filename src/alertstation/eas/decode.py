@@ -28,6 +28,7 @@ from alertstation.eas.decode_reference import (
     ReferenceDemodulator,
     reference_energies,
 )
+from alertstation.kernel_loader import load_kernel
 
 __all__ = [
     "HAS_NATIVE",
@@ -51,16 +52,7 @@ HEADER_PATTERN: Final[re.Pattern[str]] = re.compile(
     r"\+[0-9]{4}-[0-9]{7}-[A-Z0-9/ +]{1,8}-"
 )
 
-_native: ModuleType | None
-try:
-    from alertstation._native import same_decode as _native
-except ImportError as ex:
-    if os.environ.get("ALERTSTATION_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "ALERTSTATION_REQUIRE_NATIVE=1 but alertstation._native.same_decode did not import; "
-            "build the extension (pip install -e .) or unset the variable"
-        ) from ex
-    _native = None
+_native: ModuleType | None = load_kernel("same_decode")
 
 HAS_NATIVE: Final[bool] = _native is not None
 _Demodulator: Callable[[int], Any] = (

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+
+from alertstation.kernel_loader import load_kernel
 
 Float32Array = npt.NDArray[np.float32]
 Int16Array = npt.NDArray[np.int16]
@@ -99,16 +100,7 @@ def reference_to_int16(samples: Float32Array, out: Int16Array, gain: float) -> N
 
 # --- implementation choice ------------------------------------------------------------------
 
-_native: ModuleType | None
-try:
-    from alertstation._native import afsk as _native
-except ImportError as ex:
-    if os.environ.get("ALERTSTATION_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "ALERTSTATION_REQUIRE_NATIVE=1 but alertstation._native.afsk did not import; "
-            "build the extension (pip install -e .) or unset the variable"
-        ) from ex
-    _native = None
+_native: ModuleType | None = load_kernel("afsk")
 
 HAS_NATIVE: Final[bool] = _native is not None
 

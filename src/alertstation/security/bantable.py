@@ -24,13 +24,14 @@ Decisions (see docs/security.md):
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any, Final, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from alertstation.kernel_loader import load_kernel
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -223,16 +224,7 @@ def _host_mask(length: int) -> int:
 
 # --- implementation choice ------------------------------------------------------------------
 
-_native: ModuleType | None
-try:
-    from alertstation._native import cidr as _native
-except ImportError as ex:
-    if os.environ.get("ALERTSTATION_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "ALERTSTATION_REQUIRE_NATIVE=1 but alertstation._native.cidr did not import; "
-            "build the extension (pip install -e .) or unset the variable"
-        ) from ex
-    _native = None
+_native: ModuleType | None = load_kernel("cidr")
 
 HAS_NATIVE: Final[bool] = _native is not None
 
