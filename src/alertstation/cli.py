@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.alerts.cli import add_alerts_commands
 from alertstation.audit.cli import add_audit_commands
@@ -17,6 +17,9 @@ from alertstation.errors import AppError
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -41,25 +44,44 @@ def _settings() -> Settings:
     return settings
 
 
-def _engine(settings: Settings):  # type: ignore[no-untyped-def]
+def _engine(settings: Settings) -> Engine:
     from alertstation.db.engine import make_engine
 
     return make_engine(settings.database_url)
 
 
-def _require_current_schema(settings: Settings) -> None:
+def _check_schema(engine: Engine) -> None:
     from alertstation.db.migrate import pending_revisions
 
-    engine = _engine(settings)
-    try:
-        pending = pending_revisions(engine)
-    finally:
-        engine.dispose()
+    pending = pending_revisions(engine)
     if pending:
         raise CommandError(
             f"the database schema is {len(pending)} migration(s) behind; "
             "run `alertstation migrate` first"
         )
+
+
+def _require_current_schema(settings: Settings) -> None:
+    engine = _engine(settings)
+    try:
+        _check_schema(engine)
+    finally:
+        engine.dispose()
+
+
+def open_database() -> tuple[Settings, Engine]:
+    """Return the settings and an engine, refusing a database that still needs migrating.
+
+    Sub-commands that work on the database start here; they dispose of the engine when done.
+    """
+    settings = _settings()
+    engine = _engine(settings)
+    try:
+        _check_schema(engine)
+    except CommandError:
+        engine.dispose()
+        raise
+    return settings, engine
 
 
 def cmd_version(args: argparse.Namespace) -> int:
@@ -101,10 +123,9 @@ def cmd_user_create(args: argparse.Namespace) -> int:
     from alertstation.auth.service import create_user
     from alertstation.db.engine import begin_write
 
-    settings = _settings()
-    _require_current_schema(settings)
+    settings, engine = open_database()
     password = _read_password_stdin() if args.password_stdin else generate_password()
-    with begin_write(_engine(settings)) as conn:
+    with begin_write(engine) as conn:
         user = create_user(conn, username=args.username, role=args.role, password=password)
     print(f"created user {user.username!r} with role {user.role}")
     if not args.password_stdin:
@@ -118,9 +139,8 @@ def cmd_user_ensure_admin(args: argparse.Namespace) -> int:
     from alertstation.auth.service import count_active_admins, create_user
     from alertstation.db.engine import begin_write
 
-    settings = _settings()
-    _require_current_schema(settings)
-    with begin_write(_engine(settings)) as conn:
+    settings, engine = open_database()
+    with begin_write(engine) as conn:
         if count_active_admins(conn):
             print("an admin account already exists; nothing to do")
             return 0
@@ -140,10 +160,9 @@ def cmd_user_passwd(args: argparse.Namespace) -> int:
     from alertstation.db.engine import begin_write
     from alertstation.db.types import utcnow
 
-    settings = _settings()
-    _require_current_schema(settings)
+    settings, engine = open_database()
     password = _read_password_stdin() if args.password_stdin else generate_password()
-    with begin_write(_engine(settings)) as conn:
+    with begin_write(engine) as conn:
         user = service.find_user(conn, args.username)
         service.set_password(conn, user.id, password)
         ended = sessions.end_sessions(
@@ -160,9 +179,8 @@ def _set_active(args: argparse.Namespace, active: bool) -> int:
     from alertstation.db.engine import begin_write
     from alertstation.db.types import utcnow
 
-    settings = _settings()
-    _require_current_schema(settings)
-    with begin_write(_engine(settings)) as conn:
+    settings, engine = open_database()
+    with begin_write(engine) as conn:
         user = service.find_user(conn, args.username)
         service.update_user(conn, user.id, is_active=active)
         ended = 0
@@ -189,9 +207,8 @@ def cmd_user_list(args: argparse.Namespace) -> int:
     """List accounts."""
     from alertstation.auth import service
 
-    settings = _settings()
-    _require_current_schema(settings)
-    with _engine(settings).connect() as conn:
+    settings, engine = open_database()
+    with engine.connect() as conn:
         accounts = service.list_users(conn)
     if not accounts:
         print("no accounts yet; create one with `alertstation user create`")
@@ -242,10 +259,13 @@ def _ensure_zone_catalog(settings: Settings) -> None:
     """Seed or refresh the zone catalog at start, so a DBF dropped into assets/ is picked up."""
     from alertstation.zones.service import ensure_catalog
 
+    engine = _engine(settings)
     try:
-        report = ensure_catalog(_engine(settings), settings)
+        report = ensure_catalog(engine, settings)
     except ValueError as ex:
         raise CommandError(f"zone catalog: {ex}") from ex
+    finally:
+        engine.dispose()  # before gunicorn forks: no pooled connection is inherited
     if report is not None:
         print("zone catalog: " + "; ".join(report.lines()), flush=True)
 

@@ -14,23 +14,10 @@ EXIT_PARTIAL = 1
 
 
 def _engine() -> Engine:
-    """Return the station's engine, refusing a database that still needs migrating.
+    """Return the station's engine, refusing a database that still needs migrating."""
+    from alertstation.cli import open_database
 
-    The schema check runs on this same engine, which is disposed on refusal, so no pooled
-    connection outlives the command.
-    """
-    from alertstation.cli import CommandError, _engine, _settings
-    from alertstation.db.migrate import pending_revisions
-
-    engine = _engine(_settings())
-    pending = pending_revisions(engine)
-    if pending:
-        engine.dispose()
-        raise CommandError(
-            f"the database schema is {len(pending)} migration(s) behind; "
-            "run `alertstation migrate` first"
-        )
-    return engine
+    return open_database()[1]
 
 
 def cmd_alerts_import(args: argparse.Namespace) -> int:

@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
-try:
-    from alertstation.eas.decode_cli import add_decode_command
-except ModuleNotFoundError as ex:  # the decoder's command is optional; its own bugs are not
-    if ex.name != "alertstation.eas.decode_cli":
-        raise
-    add_decode_command = None
-
-_add_decode: Callable[..., object] | None = add_decode_command
+from alertstation.eas.decode_cli import add_decode_command
 
 
 def _sample_rate(text: str) -> int:
@@ -123,5 +115,4 @@ def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     encode.add_argument("--no-eom", action="store_true", help="leave out the three EOM bursts")
     encode.add_argument("--out", required=True, metavar="FILE", help="the WAV file to write")
 
-    if _add_decode is not None:
-        _add_decode(eas_sub)
+    add_decode_command(eas_sub)

@@ -1,12 +1,11 @@
-"""The ``alertstation zones`` sub-commands: ``sync``, ``ensure`` (and ``download`` when present)."""
+"""The ``alertstation zones`` sub-commands: ``sync``, ``ensure`` and ``download``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -40,11 +39,9 @@ class ProgressLine:
 
 def _station() -> tuple[Settings, Engine]:
     """Return (settings, engine), refusing a database that still needs migrating."""
-    from alertstation.cli import _engine, _require_current_schema, _settings
+    from alertstation.cli import open_database
 
-    settings = _settings()
-    _require_current_schema(settings)
-    return settings, _engine(settings)
+    return open_database()
 
 
 def cmd_zones_sync(args: argparse.Namespace) -> int:
@@ -90,21 +87,10 @@ def cmd_zones_ensure(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _download_registrar() -> Callable[[Any], None] | None:
-    """Return ``add_download_command`` when the download tool is installed, else None."""
-    try:
-        from alertstation.zones.download import add_download_command
-    except ImportError as ex:
-        # Only a missing download module (or function) means "no download tool"; a missing
-        # dependency inside it is a real error and surfaces.
-        if ex.name not in (None, "alertstation.zones.download"):
-            raise
-        return None
-    return add_download_command
-
-
 def add_zones_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``zones sync``, ``zones ensure`` and ``zones download`` on the sub-parsers."""
+    from alertstation.zones.download import add_download_command
+
     description = "Manage the zone catalog (public, marine and fire-weather zones, counties)."
     zones = sub.add_parser("zones", help="Manage the zone catalog.", description=description)
     zones_sub = zones.add_subparsers(
@@ -132,6 +118,4 @@ def add_zones_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     ensure = zones_sub.add_parser("ensure", help=ensure_help, description=ensure_help)
     ensure.set_defaults(func=cmd_zones_ensure)
 
-    add_download_command = _download_registrar()
-    if add_download_command is not None:
-        add_download_command(zones_sub)
+    add_download_command(zones_sub)
