@@ -18,13 +18,14 @@ from alertstation.auth.middleware import SessionMiddleware
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
 from alertstation.db.types import utcnow
+from alertstation.eas import forward_routes
 from alertstation.eas import routes as eas_routes
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
 from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
 from alertstation.http.templates import Templates
-from alertstation.security import geoip_routes, hostban_routes
+from alertstation.security import autoban_routes, center_routes, geoip_routes, hostban_routes
 from alertstation.security import routes as security_routes
 from alertstation.security.gate import BanCache, BanGate
 from alertstation.settings import Settings
@@ -48,6 +49,9 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     alert_settings_routes.routes,
     eas_routes.routes,
     geoip_routes.routes,
+    forward_routes.routes,
+    center_routes.routes,
+    autoban_routes.routes,
 )
 
 

@@ -4,11 +4,15 @@ Add a line here when a new domain package gains a ``tables.py``; the no-drift te
 migrations to it.
 """
 
+import alertstation.alerts.poll_tables  # noqa: F401
 import alertstation.alerts.tables  # noqa: F401
 import alertstation.audit.tables  # noqa: F401
 import alertstation.auth.tables  # noqa: F401
 import alertstation.db.tables  # noqa: F401
+import alertstation.eas.airing_tables  # noqa: F401
+import alertstation.eas.forward_tables  # noqa: F401
 import alertstation.eas.tables  # noqa: F401
+import alertstation.security.event_tables  # noqa: F401
 import alertstation.security.hostban_tables  # noqa: F401
 import alertstation.security.tables  # noqa: F401
 import alertstation.zones.tables  # noqa: F401

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 
+from alertstation.alerts.poller import poll_job
 from alertstation.alerts.service import expire_alerts_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
+from alertstation.eas.forward import forward_job, rwt_job
+from alertstation.security.autoban import autoban_job
 from alertstation.security.hostban_service import heal_job
 from alertstation.security.service import deactivate_expired_job
 
@@ -44,4 +47,8 @@ JOBS: tuple[Job, ...] = (
     Job("ban-expiry", 60.0, deactivate_expired_job),
     Job("alert-expiry", 60.0, expire_alerts_job),
     Job("hostban-self-heal", 60.0, heal_job),
+    Job("alert-poll", 5.0, poll_job),
+    Job("eas-forward", 5.0, forward_job),
+    Job("eas-rwt", 30.0, rwt_job),
+    Job("security-autoban", 300.0, autoban_job),
 )

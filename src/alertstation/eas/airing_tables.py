@@ -1,0 +1,3 @@
+"""Tables of the airing queue."""
+
+from alertstation.db.metadata import metadata  # noqa: F401

@@ -1,0 +1,3 @@
+"""Tables of auto-forward and the weekly RWT schedule."""
+
+from alertstation.db.metadata import metadata  # noqa: F401
