@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.alerts.cli import add_alerts_commands
+from alertstation.alerts.poll_cli import add_poll_commands
 from alertstation.audit.cli import add_audit_commands
 from alertstation.eas.cli import add_eas_commands
 from alertstation.errors import AppError
@@ -361,6 +362,7 @@ def build_parser() -> Parser:
     add_zones_commands(sub)
     add_eas_commands(sub)
     add_alerts_commands(sub)
+    add_poll_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)

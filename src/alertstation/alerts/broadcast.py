@@ -123,22 +123,35 @@ class BroadcastStateApi:
 
 
 class SystemStatusApi:
-    """GET /api/system_status: version, database and schema, catalog size, active alerts."""
+    """GET /api/system_status: version, database, schema, catalog size, alerts, poll sources."""
 
     def __init__(self, station: Station, broadcast: BroadcastState) -> None:
         self._station = station
         self._broadcast = broadcast
         self._head = head_revision(station.engine)
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+    def status(self) -> dict[str, Any]:
+        """Return the system status as JSON-ready data (the status page shows the same)."""
+        # Imported here so the poller stays an add-on of this answer, not of this module.
+        from alertstation.alerts.poll_sources import list_sources, public_health
+
         health = check_health(self._station.engine, self._head)
         active = self._broadcast.counts()[0] if health.database_ok else None
-        resp.media = {
+        sources = None
+        if health.database_ok and health.schema_current:
+            now = self._station.clock()
+            with self._station.engine.connect() as conn:
+                sources = [public_health(row, now) for row in list_sources(conn)]
+        return {
             "version": __version__,
             "database": "ok" if health.database_ok else "unreachable",
             "schema": "current" if health.schema_current else "needs migration",
             "zone_catalog_size": self._station.zones.size,
             "active_alerts": active,
             "worker_heartbeat": None,
+            "sources": sources,
         }
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self.status()
         resp.set_header("Cache-Control", "no-store")

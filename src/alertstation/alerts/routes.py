@@ -1,5 +1,6 @@
 """Routes of the alert views and alert administration."""
 
+from alertstation.alerts import poll_resources as p
 from alertstation.alerts import resources as r
 from alertstation.alerts import views as v
 from alertstation.alerts.broadcast import BroadcastState, BroadcastStateApi, SystemStatusApi
@@ -7,7 +8,9 @@ from alertstation.context import Station
 from alertstation.http.routing import PUBLIC, SIGNED_IN, Route, permission
 
 CONFIGURE = permission("system.configure")
+VIEW_CONFIG = permission("system.view_config")
 ALERT = "/admin/alerts/{alert_id:int}"
+SOURCES = "/admin/poller/sources"
 
 
 def routes(station: Station) -> list[Route]:
@@ -15,6 +18,9 @@ def routes(station: Station) -> list[Route]:
     # One snapshot per app, shared by every resource that reads or changes the active alerts.
     broadcast = BroadcastState(station.engine, clock=station.clock, airing=station.airing)
     admin = r.AlertAdmin(station, broadcast)
+    system = SystemStatusApi(station, broadcast)
+    sources = p.PollSourceCollection(station)
+    source = p.PollSourceItem(station)
     return [
         Route("GET", "/api/alerts", r.AlertsApi(station), PUBLIC, summary="Stored alerts"),
         Route(
@@ -27,9 +33,9 @@ def routes(station: Station) -> list[Route]:
         Route(
             "GET",
             "/api/system_status",
-            SystemStatusApi(station, broadcast),
+            system,
             PUBLIC,
-            summary="Version, database, catalog and alert counts",
+            summary="Version, database, catalog, alert counts and poll source health",
         ),
         Route(
             "POST",
@@ -47,6 +53,26 @@ def routes(station: Station) -> list[Route]:
         ),
         Route("PATCH", ALERT, admin, CONFIGURE, summary="Change an alert's expiry or state"),
         Route("DELETE", ALERT, admin, CONFIGURE, summary="Delete an alert"),
+        Route(
+            "POST",
+            "/admin/trigger_poll",
+            p.TriggerPoll(station, broadcast),
+            CONFIGURE,
+            summary="Poll every enabled alert source now",
+        ),
+        Route(
+            "POST",
+            "/admin/import_alert",
+            p.ImportAlert(station, broadcast),
+            CONFIGURE,
+            summary="Import one CAP XML or JSON alert file (multipart or raw body)",
+            max_body=p.IMPORT_MAX_BODY,
+        ),
+        Route("GET", SOURCES, sources, VIEW_CONFIG, summary="Poll sources and their health"),
+        Route("POST", SOURCES, sources, CONFIGURE, summary="Add a poll source"),
+        Route("PUT", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Change a source"),
+        Route("DELETE", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Remove a source"),
+        Route("GET", "/status", p.StatusPage(station, system), SIGNED_IN, summary="Status page"),
         Route("GET", "/alerts", v.ActiveAlertsPage(station), SIGNED_IN, summary="Active alerts"),
         Route("GET", "/alerts/history", v.AlertHistoryPage(station), SIGNED_IN, summary="History"),
         Route(
