@@ -12,8 +12,11 @@ command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v fail2ban-server >/dev/null 2>&1 || missing+=(fail2ban)
+[ -x /usr/sbin/visudo ] || missing+=(sudo)  # visudo checks the privilege rules
 # MP3 and other compressed recordings reach the SAME decoder through ffmpeg.
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
+# The airing queue's Icecast source client is tested against a real Icecast server.
+[ -x /usr/bin/icecast2 ] || missing+=(icecast2)
 # Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)

@@ -17,6 +17,7 @@ from alertstation.security.hostban import (
     is_mirrorable,
     parse_banned,
     parse_jail_list,
+    sudo_refusal,
 )
 from alertstation.worker.jobs import JOBS
 from tests.security.conftest import ADMIN_IP
@@ -59,6 +60,12 @@ def test_parsers_and_mirrorable_subset() -> None:
     assert check_address(" 2001:DB8::1 ") == "2001:db8::1"
     with pytest.raises(ValueError):
         check_address("203.0.113.7; rm -rf /")
+    assert sudo_refusal("x\nsudo: a password is required\n") == "sudo: a password is required"
+    denied = "Sorry, user svc is not allowed to execute '/usr/bin/fail2ban-client' as root on h."
+    assert sudo_refusal(denied) == denied
+    assert sudo_refusal("sudo: /usr/local/libexec/x: command not found") is not None
+    assert sudo_refusal("sudo: unable to resolve host h: Name or service not known") is None
+    assert sudo_refusal(log) is None
 
 
 def test_client_reports_missing_daemon_without_raising_on_ping(tmp_path: Path) -> None:
@@ -123,6 +130,8 @@ def test_settings_default_save_validate_and_audit(
         {"app_jail": "a b"},
         {"jail_file": "relative/path"},
         {"log_file": "/var/log/../../etc/passwd"},
+        {"log_file": "/var/log/a b.log"},
+        {"sudo_mode": "sometimes"},
         {"nonsense": 1},
         {"apply": "no"},
     ):
@@ -168,6 +177,7 @@ def test_denied_privileged_write_asks_for_the_update_script(
     error = answer.json["error"]
     assert error["code"] == "privilege_denied"
     assert "update script" in error["message"] and "privilege rules" in error["message"]
+    assert "scripts/update-privileges.sh --user " in error["message"]
 
 
 def test_jail_file_is_permanent_and_carries_the_ssh_jail() -> None:

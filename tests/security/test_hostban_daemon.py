@@ -3,11 +3,16 @@
 The daemon gets its own config directory, socket, pid file and log under temporary paths and a
 no-op ban action (``actionban``/``actionunban`` are ``true``), so no packet filter is touched and
 the machine's /etc/fail2ban is never read for writing. Teardown stops the daemon even on failure.
+
+The dedicated jail also reads the security log (polling, from its end). A test that lifts a ban
+right after logging it first waits until the daemon has read and processed the ban line
+(``wait_read``), or the late read could ban the address again until the next self-heal.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -41,6 +46,7 @@ class Daemon:
     socket: str
     pid_file: Path
     log_file: Path
+    server_log: Path
 
     def client(self, *args: str, config: bool = False, check: bool = True) -> str:
         """Run fail2ban-client against this daemon and return its output."""
@@ -60,6 +66,44 @@ class Daemon:
     def banned(self, jail: str) -> list[str]:
         """Return the jail's banned list as the daemon reports it."""
         return parse_banned(self.client("get", jail, "banned"))
+
+    def wait_read(self, *addresses: str, timeout: float = 20.0) -> None:
+        """Wait until the jail has read and acted on the log line of each address.
+
+        Each address was banned once by the station (``banip``) and once by the filter; which
+        came first varies, so wait for the filter's ``Found`` and two ban actions (``Ban``, then
+        ``Reban`` or ``already banned``), after which no late ban is left to happen.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.server_log.read_text() if self.server_log.exists() else ""
+            missing = []
+            for address in addresses:
+                ip = re.escape(address)
+                found = re.search(rf"\[{APP_JAIL}\] Found {ip} ", text)
+                acted = re.findall(
+                    rf"\[{APP_JAIL}\] (?:(?:Re)?[Bb]an {ip}(?:,|$)|{ip} already banned$)",
+                    text,
+                    re.MULTILINE,
+                )
+                if not found or len(acted) < 2:
+                    missing.append(address)
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the jail did not read the log lines of {missing}")
+            time.sleep(0.2)
+
+    def wait_banned(self, jail: str, address: str, timeout: float = 20.0) -> list[str]:
+        """Wait until ``address`` is in the jail's banned list; return the list."""
+        deadline = time.monotonic() + timeout
+        while True:
+            banned = self.banned(jail)
+            if address in banned:
+                return banned
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{address} never reached {jail}: {banned}")
+            time.sleep(0.2)
 
     def settings(self, **extra: Any) -> dict[str, Any]:
         """Return the host-ban settings that point the station at this daemon."""
@@ -89,7 +133,7 @@ def _write_config(conf: Path, run_dir: Path, tmp_path: Path) -> None:
     for name in ("jail.d", "filter.d", "action.d"):
         (conf / name).mkdir(parents=True)
     (conf / "fail2ban.conf").write_text(
-        "[Definition]\nloglevel = INFO\n"
+        "[Definition]\nloglevel = DEBUG\n"
         f"logtarget = {tmp_path / 'fail2ban.log'}\n"
         f"socket = {run_dir / 'f2b.sock'}\npidfile = {run_dir / 'f2b.pid'}\n"
         "dbfile = :memory:\n"
@@ -120,7 +164,13 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     run_dir = Path(tempfile.mkdtemp(prefix="f2b-"))  # unix socket paths must stay short
     conf = tmp_path / "fail2ban"
     _write_config(conf, run_dir, tmp_path)
-    found = Daemon(conf, str(run_dir / "f2b.sock"), run_dir / "f2b.pid", tmp_path / "sec.log")
+    found = Daemon(
+        conf,
+        str(run_dir / "f2b.sock"),
+        run_dir / "f2b.pid",
+        tmp_path / "sec.log",
+        tmp_path / "fail2ban.log",
+    )
     try:
         yield found
     finally:
@@ -157,6 +207,7 @@ def test_ban_mirrored_unban_removed_restart_repushed(
     ban(admin, "127.0.0.5")
     ban(admin, "2001:db8::44", duration_minutes=5)
     assert daemon.banned(APP_JAIL) == ["2001:db8::44", "203.0.113.7"]
+    daemon.wait_read("203.0.113.7", "2001:db8::44")
 
     station.clock.advance(minutes=10)  # the IPv6 entry expires and leaves the jail
     status = admin.request("GET", "/admin/hostban/status").json
@@ -265,3 +316,65 @@ def test_failed_jail_load_reports_the_daemon_error(
     status = admin.request("GET", "/admin/hostban/status").json
     assert status["enforcement"] is False and status["jail"]["loaded"] is False
     assert "no-such-filter" in (status["actuator_error"] or "")
+
+
+def test_logged_ban_reaches_the_jail_when_banip_is_unavailable(
+    station: Station, admin: SignedIn, daemon: Daemon
+) -> None:
+    applied = configure(admin, daemon, mirror_enabled=True)
+    assert applied.status_code == 200, applied.text
+    # The station loses the daemon's socket; the jail still reads the security log.
+    lost = admin.request(
+        "POST",
+        "/admin/hostban/configure",
+        json={"socket_path": daemon.socket + ".gone", "apply": False},
+    )
+    assert lost.status_code == 200, lost.text
+    injected = "spam\n2026-11-21T00:00:00+00:00 alertstation ban 198.51.100.99 source=manual"
+    ban(admin, "203.0.113.77", reason=injected)
+    ban(admin, "192.0.2.0/24")
+    ban(admin, "127.0.0.7")
+    status = admin.request("GET", "/admin/hostban/status").json
+    assert status["firewall_pending"] == 1 and status["sync_error"]
+
+    assert daemon.wait_banned(APP_JAIL, "203.0.113.77") == ["203.0.113.77"]
+    time.sleep(2)  # a few more polls: nothing else in the log may ban
+    assert daemon.banned(APP_JAIL) == ["203.0.113.77"]
+    assert "198.51.100.99" not in daemon.server_log.read_text()
+
+
+def test_mirror_off_empties_the_jail_at_once_and_on_repushes(
+    station: Station, admin: SignedIn, daemon: Daemon, engine: Engine
+) -> None:
+    assert configure(admin, daemon, mirror_enabled=True).status_code == 200
+    ban(admin, "203.0.113.7")
+    ban(admin, "2001:db8::7")
+    assert daemon.banned(APP_JAIL) == ["2001:db8::7", "203.0.113.7"]
+    daemon.wait_read("203.0.113.7", "2001:db8::7")
+
+    off = admin.request(
+        "POST", "/admin/hostban/configure", json={"mirror_enabled": False, "apply": False}
+    )
+    assert off.status_code == 200, off.text
+    assert off.json["sync"]["mirrored"] == 0 and off.json["sync"]["sync_error"] is None
+    assert daemon.banned(APP_JAIL) == []
+    ban(admin, "203.0.113.8")
+    assert daemon.banned(APP_JAIL) == [], "nothing is mirrored while the toggle is off"
+    status = admin.request("GET", "/admin/hostban/status").json
+    assert status["jail"]["loaded"] is True and status["enforcement"] is False
+    assert status["mirrored"] == 0 and status["firewall_pending"] == 0
+    log_text = daemon.log_file.read_text()
+    assert "unban 203.0.113.7 " in log_text and "203.0.113.8" not in log_text
+
+    on = admin.request(
+        "POST", "/admin/hostban/configure", json={"mirror_enabled": True, "apply": False}
+    )
+    assert on.status_code == 200, on.text
+    assert on.json["sync"]["mirrored"] == 3
+    assert daemon.banned(APP_JAIL) == ["2001:db8::7", "203.0.113.7", "203.0.113.8"]
+
+    # Apply with the mirror off also leaves the jail loaded and empty.
+    daemon.wait_read("203.0.113.8")
+    applied = configure(admin, daemon, mirror_enabled=False)
+    assert applied.status_code == 200, applied.text
+    assert daemon.banned(APP_JAIL) == []

@@ -2,8 +2,9 @@
 
 Every command runs without a shell and without standard input (never interactive), with a
 timeout, against the socket and config directory of the host-ban settings. Failures raise
-``DaemonError`` carrying the daemon's own error lines; a privileged write that the operating
-system denies raises ``PermissionError`` upstream (see ``hostban_service``).
+``DaemonError`` carrying the daemon's own error lines. When the service is not root, commands run
+as ``sudo -n <command>``: sudo never prompts, and a command the privilege rules do not allow
+raises ``PrivilegeError`` (a ``DaemonError``) naming the update script that redeploys them.
 """
 
 from __future__ import annotations
@@ -11,18 +12,76 @@ from __future__ import annotations
 import ast
 import ipaddress
 import re
+import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 CLIENT = "fail2ban-client"
+SUDO = "sudo"
 TIMEOUT = 20.0
+UPDATE_SCRIPT = "scripts/update-privileges.sh"
+HELPER = "/usr/local/libexec/alertstation/hostban-files"
+"""Root-owned helper (installed by the update script) that writes the jail and filter files and
+creates the security log; the privilege rules allow it only with the configured paths."""
+_SUDO_REFUSAL = re.compile(
+    r"^sudo: .*(?:password is required|terminal is required|command not found|not allowed"
+    r"|sudoers|unable to execute|no tty)"
+    r"|is not allowed to execute|is not in the sudoers file"
+)
 _LOG_PREFIX = re.compile(r"^\S+ \S+ \S+\s+\[\d+\]: (?:ERROR|CRITICAL)\s+")
 _JAIL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class DaemonError(RuntimeError):
     """A fail2ban command failed; the message is the daemon's own error text."""
+
+
+class PrivilegeError(DaemonError):
+    """sudo refused a command: the privilege rules are missing or out of date."""
+
+
+def sudo_refusal(output: str) -> str | None:
+    """Return sudo's own refusal line in a command's output, None when sudo did not refuse."""
+    for line in output.splitlines():
+        if _SUDO_REFUSAL.search(line.strip()):
+            return line.strip()
+    return None
+
+
+def run_command(
+    command: Sequence[str], *, sudo: bool, timeout: float = TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` (through ``sudo -n`` when asked): no shell, no standard input, a timeout.
+
+    Returns the finished process whatever its exit status. Raises ``PrivilegeError`` when sudo
+    is missing or refuses, ``DaemonError`` when the program is missing or times out.
+    """
+    argv = [SUDO, "-n", "--", *command] if sudo else list(command)
+    try:
+        done = subprocess.run(  # noqa: S603 - an argument list, no shell
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        if sudo and shutil.which(SUDO) is None:
+            raise PrivilegeError(
+                f"sudo is not installed; install it and run {UPDATE_SCRIPT}"
+            ) from None
+        raise DaemonError(f"{command[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise DaemonError(f"{' '.join(command)} timed out") from None
+    if sudo and done.returncode != 0:
+        refusal = sudo_refusal(done.stderr)
+        if refusal is not None:
+            raise PrivilegeError(
+                f"{refusal} (redeploy the privilege rules: run {UPDATE_SCRIPT} as root)"
+            )
+    return done
 
 
 def check_jail_name(name: str) -> str:
@@ -95,32 +154,25 @@ class Fail2ban:
     config_dir: str
     client: str = CLIENT
     timeout: float = TIMEOUT
+    sudo: bool = False
 
-    def run(self, *args: str, config: bool = False) -> str:
-        """Run one client command and return its standard output; DaemonError on failure."""
+    def command(self, *args: str, config: bool = False) -> list[str]:
+        """Return the argument list of one client command (without the ``sudo -n`` prefix)."""
         command = [self.client]
         if config:
             command += ["-c", self.config_dir]
-        command += ["-s", self.socket_path, *args]
-        try:
-            done = subprocess.run(  # noqa: S603 - an argument list, no shell
-                command,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise DaemonError(f"{self.client} is not installed") from None
-        except subprocess.TimeoutExpired:
-            raise DaemonError(f"{self.client} {' '.join(args)} timed out") from None
+        return [*command, "-s", self.socket_path, *args]
+
+    def run(self, *args: str, config: bool = False) -> str:
+        """Run one client command and return its standard output; DaemonError on failure."""
+        command = self.command(*args, config=config)
+        done = run_command(command, sudo=self.sudo, timeout=self.timeout)
         if done.returncode != 0:
             raise DaemonError(error_text(done.stderr + "\n" + done.stdout))
         return done.stdout
 
     def ping(self) -> bool:
-        """Tell whether the daemon answers on its socket."""
+        """Tell whether the daemon answers on its socket (False as well when sudo refuses)."""
         try:
             self.run("ping")
         except DaemonError:
@@ -155,7 +207,10 @@ class Fail2ban:
         return self.run(action, config=True)
 
     def self_test(self) -> str | None:
-        """Run the daemon's configuration self-test; return its error text, None when it passes."""
+        """Run the daemon's configuration self-test; return its error text, None when it passes.
+
+        A sudo refusal is returned as the error text too (it names the update script).
+        """
         try:
             self.run("--test", config=True)
         except DaemonError as error:

@@ -44,7 +44,11 @@ class HostbanStatus:
 
 
 class HostbanConfigure:
-    """POST /admin/hostban/configure: save the settings and, unless apply=false, apply them."""
+    """POST /admin/hostban/configure: save the settings and, unless apply=false, apply them.
+
+    A changed mirror toggle acts right away (also with apply=false). A privileged write or
+    command that is refused answers 500 ``privilege_denied`` naming the update script.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -58,7 +62,10 @@ class HostbanConfigure:
         with begin_write(station.engine) as conn:
             settings, changed = hs.save_settings(conn, body, station.clock())
             station.ledger.record_config_update(conn, Actor.from_request(req), "hostban", changed)
-        report = hs.apply(station, settings) if apply else None
+        # The toggle takes effect at once, even without apply: off empties the jail, on re-pushes.
+        report = hs.mirror_toggled(station, settings) if "mirror_enabled" in changed else None
+        if apply:
+            report = hs.apply(station, settings)
         resp.media = {
             "settings": settings.as_dict(),
             "changed": changed,
@@ -75,7 +82,7 @@ class HostbanResync:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
-        report = hs.heal(station)
+        report = hs.heal(station, flush_when_off=True)
         station.ledger.record_now(
             station.engine, Actor.from_request(req), "hostban.resync", details=_report(report)
         )

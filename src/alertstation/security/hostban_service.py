@@ -10,12 +10,20 @@ Bridge rules (spec, "Host firewall bridge rules"):
 4. ``apply`` writes the jail and filter files, ensures the security log exists, restarts the
    daemon and checks that the dedicated jail loaded, else fails with the daemon's own error.
 5. ``heal`` (worker, status, resync) runs the SSH import, the SSH re-apply and the reconcile.
+
+Every ban and lift handed to the dedicated jail is also written to the security log
+(``hostban_log``), which the jail's filter reads. Turning the mirror off empties the jail and logs
+the lifts at once; turning it on re-pushes. When the service is not root (``sudo_mode`` auto),
+fail2ban commands run through ``sudo -n`` and the files are written by the root-owned helper the
+update script installs; a refusal raises ``PrivilegeDenied`` naming that script.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import pwd
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
@@ -28,10 +36,19 @@ from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.db.types import as_utc
 from alertstation.errors import AppError, Invalid
-from alertstation.security import service
+from alertstation.security import hostban_log, service
 from alertstation.security.entries import NewFilter
-from alertstation.security.hostban import DaemonError, Fail2ban, check_jail_name, is_mirrorable
-from alertstation.security.hostban_tables import DEFAULTS, hostban_settings
+from alertstation.security.hostban import (
+    HELPER,
+    UPDATE_SCRIPT,
+    DaemonError,
+    Fail2ban,
+    PrivilegeError,
+    check_jail_name,
+    is_mirrorable,
+    run_command,
+)
+from alertstation.security.hostban_tables import DEFAULTS, SUDO_MODES, hostban_settings
 from alertstation.security.tables import BLOCKLIST, SSH_BRUTE_FORCE, ip_filters
 
 if TYPE_CHECKING:
@@ -44,9 +61,10 @@ SECTION = "hostban"
 MIN_SSH_BAN = 60
 MAX_SSH_BAN = 366 * 24 * 3600
 PRIVILEGE_MESSAGE = (
-    "The station was not allowed to write {path}. Redeploy the privilege rules by running the "
-    "station's update script, then save again."
+    "The station was not allowed to {action}. Redeploy the privilege rules by running the "
+    f"update script as root: {UPDATE_SCRIPT} --user {{user}}, then try again."
 )
+_PATH_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-")
 
 
 class ActuatorError(AppError):
@@ -63,6 +81,20 @@ class PrivilegeDenied(AppError):
     code = "privilege_denied"
 
 
+def service_user() -> str:
+    """Return the name of the user this process runs as (for the update script's --user)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
+def privilege_denied(action: str, detail: str) -> PrivilegeDenied:
+    """Return the error that tells the operator to redeploy the privilege rules."""
+    message = PRIVILEGE_MESSAGE.format(action=action, user=service_user())
+    return PrivilegeDenied(message, detail=detail, update_script=UPDATE_SCRIPT)
+
+
 @dataclass(frozen=True)
 class HostbanSettings:
     """The bridge settings (one database row, or the defaults when there is none)."""
@@ -77,10 +109,19 @@ class HostbanSettings:
     filter_file: str
     socket_path: str
     log_file: str
+    sudo_mode: str
+
+    def uses_sudo(self) -> bool:
+        """Tell whether privileged work runs through ``sudo -n`` (auto: when not root)."""
+        if self.sudo_mode == "auto":
+            return os.geteuid() != 0
+        return self.sudo_mode == "always"
 
     def daemon(self) -> Fail2ban:
         """Return the client for the configured daemon."""
-        return Fail2ban(socket_path=self.socket_path, config_dir=self.config_dir)
+        return Fail2ban(
+            socket_path=self.socket_path, config_dir=self.config_dir, sudo=self.uses_sudo()
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -118,37 +159,51 @@ def validate_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(changes) - NAMES)
     if unknown:
         raise Invalid(f"unknown setting {unknown[0]}", field=unknown[0])
-    checked: dict[str, Any] = {}
     for name, value in changes.items():
-        if name in BOOLEANS:
-            if not isinstance(value, bool):
-                raise Invalid(f"{name} must be true or false", field=name)
-        elif name == "ssh_ban_seconds":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise Invalid("ssh_ban_seconds must be a whole number", field=name)
-            if not MIN_SSH_BAN <= value <= MAX_SSH_BAN:
-                raise Invalid(
-                    f"ssh_ban_seconds must be between {MIN_SSH_BAN} and {MAX_SSH_BAN}", field=name
-                )
-        elif name in JAILS:
-            try:
-                check_jail_name(value if isinstance(value, str) else "")
-            except ValueError:
-                raise Invalid(
-                    f"{name} must be a jail name (letters, digits, _.-)", field=name
-                ) from None
-        elif not (isinstance(value, str) and value.startswith("/") and len(value) <= 255):
-            raise Invalid(f"{name} must be an absolute path", field=name)
-        elif any(ch in value for ch in "\n\r\0") or ".." in Path(value).parts:
-            raise Invalid(f"{name} must be a plain absolute path", field=name)
-        checked[name] = value
-    return checked
+        _check_field(name, value)
+    return dict(changes)
+
+
+def _check_field(name: str, value: Any) -> None:
+    if name in BOOLEANS:
+        if not isinstance(value, bool):
+            raise Invalid(f"{name} must be true or false", field=name)
+    elif name == "ssh_ban_seconds":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise Invalid("ssh_ban_seconds must be a whole number", field=name)
+        if not MIN_SSH_BAN <= value <= MAX_SSH_BAN:
+            raise Invalid(
+                f"ssh_ban_seconds must be between {MIN_SSH_BAN} and {MAX_SSH_BAN}", field=name
+            )
+    elif name == "sudo_mode":
+        if value not in SUDO_MODES:
+            raise Invalid(f"sudo_mode must be one of {', '.join(SUDO_MODES)}", field=name)
+    elif name in JAILS:
+        try:
+            check_jail_name(value if isinstance(value, str) else "")
+        except ValueError:
+            raise Invalid(
+                f"{name} must be a jail name (letters, digits, _.-)", field=name
+            ) from None
+    else:
+        _check_path(name, value)
+
+
+def _check_path(name: str, value: Any) -> None:
+    """Paths reach fail2ban files and the privilege rules: absolute, plain characters, no ``..``."""
+    if not (isinstance(value, str) and value.startswith("/") and len(value) <= 255):
+        raise Invalid(f"{name} must be an absolute path", field=name)
+    if not set(value) <= _PATH_CHARACTERS or ".." in Path(value).parts:
+        raise Invalid(f"{name} must be a plain absolute path (letters, digits, ._/-)", field=name)
 
 
 def save_settings(
     conn: Connection, changes: Mapping[str, Any], now: datetime
 ) -> tuple[HostbanSettings, list[str]]:
-    """Store validated changes; return the new settings and the names that changed."""
+    """Store validated changes; return the new settings and the names that changed.
+
+    A new security log file starts from scratch: the next log write lists every current ban.
+    """
     before = load_settings(conn)
     after = replace(before, **validate_changes(changes))
     changed = sorted(name for name in NAMES if getattr(before, name) != getattr(after, name))
@@ -158,6 +213,8 @@ def save_settings(
         conn.execute(hostban_settings.update().where(hostban_settings.c.id == 1).values(**values))
     else:
         conn.execute(hostban_settings.insert().values(id=1, **values))
+    if "log_file" in changed:
+        hostban_log.forget(conn)
     return after, changed
 
 
@@ -174,11 +231,33 @@ def mirrorable_addresses(conn: Connection, now: datetime, source: str | None = N
     }
 
 
-def reconcile(settings: HostbanSettings, desired: set[str]) -> SyncReport:
-    """Make the dedicated jail hold exactly ``desired``; never raises for daemon failures."""
+def flush_jail(settings: HostbanSettings) -> str | None:
+    """Lift every ban of the dedicated jail; return the daemon error (a missing jail is empty)."""
+    daemon = settings.daemon()
+    try:
+        daemon.unban(settings.app_jail, daemon.banned(settings.app_jail))
+    except PrivilegeError as error:
+        return str(error)
+    except DaemonError as error:
+        return None if "does not exist" in str(error) else str(error)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def reconcile(
+    settings: HostbanSettings, desired: set[str], *, flush_when_off: bool = False
+) -> SyncReport:
+    """Make the dedicated jail hold exactly ``desired``; never raises for daemon failures.
+
+    While the mirror is off nothing is pushed; with ``flush_when_off`` (explicit operations:
+    apply, service start and restart, resync, turning the mirror off) the jail is emptied.
+    """
     report = SyncReport(mirrorable=len(desired), firewall_pending=len(desired))
     if not settings.mirror_enabled:
         report.firewall_pending = 0
+        if flush_when_off:
+            report.error = flush_jail(settings)
         return report
     daemon = settings.daemon()
     try:
@@ -246,35 +325,64 @@ def import_ssh_bans(station: Station, settings: HostbanSettings) -> tuple[int, s
     return added, None
 
 
-def heal(station: Station) -> SyncReport:
-    """Run the SSH import, SSH re-apply and jail reconcile; report the mirror state."""
+def heal(station: Station, *, flush_when_off: bool = False) -> SyncReport:
+    """Run the SSH import, the security log, the SSH re-apply and the jail reconcile."""
     with station.engine.connect() as conn:
         settings = load_settings(conn)
     _, import_error = import_ssh_bans(station, settings)
     now = station.clock()
+    hostban_log.sync(station.engine, now, settings.log_file, settings.mirror_enabled)
     with station.engine.connect() as conn:
         desired = mirrorable_addresses(conn, now)
         ssh_desired = mirrorable_addresses(conn, now, SSH_BRUTE_FORCE)
     ssh_error = reapply_ssh(settings, ssh_desired)
-    report = reconcile(settings, desired)
+    report = reconcile(settings, desired, flush_when_off=flush_when_off)
     report.error = report.error or import_error or ssh_error
     return report
 
 
 def mirror_change(station: Station) -> SyncReport | None:
-    """Mirror the ban list after a committed change when the toggle is on; never raise."""
+    """The after-change step of every ban list edit (manual, automatic, imported); never raises.
+
+    When the mirror is on: write the change to the security log, then make the dedicated jail
+    match the mirrorable ban list. When it is off: nothing (None).
+    """
     try:
         with station.engine.connect() as conn:
             settings = load_settings(conn)
-            if not settings.mirror_enabled:
-                return None
-            desired = mirrorable_addresses(conn, station.clock())
+        if not settings.mirror_enabled:
+            return None
+        now = station.clock()
+        hostban_log.sync(station.engine, now, settings.log_file, True)
+        with station.engine.connect() as conn:
+            desired = mirrorable_addresses(conn, now)
         report = reconcile(settings, desired)
     except Exception:  # a ban must never fail because the host firewall is unreachable
         log.exception("mirroring the ban list to fail2ban failed")
         return None
     if report.error:
         log.warning("fail2ban mirror pending (%d): %s", report.firewall_pending, report.error)
+    return report
+
+
+def mirror_toggled(station: Station, settings: HostbanSettings) -> SyncReport | None:
+    """Right after the mirror toggle changed: on re-pushes, off empties the jail; never raises.
+
+    Turning it off also writes an ``unban`` line for every address the security log holds.
+    """
+    if settings.mirror_enabled:
+        return mirror_change(station)
+    try:
+        now = station.clock()
+        hostban_log.sync(station.engine, now, settings.log_file, False)
+        with station.engine.connect() as conn:
+            desired = mirrorable_addresses(conn, now)
+        report = reconcile(settings, desired, flush_when_off=True)
+    except Exception:  # saving the toggle must not fail because the daemon is unreachable
+        log.exception("emptying the fail2ban jail failed")
+        return None
+    if report.error:
+        log.warning("fail2ban jail not emptied: %s", report.error)
     return report
 
 
@@ -288,15 +396,24 @@ def heal_job(station: Station) -> None:
 # --- save and apply, service control --------------------------------------------------------
 
 
+def filter_name(settings: HostbanSettings) -> str:
+    """Return the fail2ban filter name of the filter file (its name without ``.conf``)."""
+    return Path(settings.filter_file).name.removesuffix(".conf")
+
+
 def jail_file_text(settings: HostbanSettings) -> str:
-    """Return the jail file: the dedicated permanent jail, and the SSH jail when enabled."""
-    filter_name = Path(settings.filter_file).stem
+    """Return the jail file: the dedicated permanent jail, and the SSH jail when enabled.
+
+    The helper of ``deploy/privileges`` writes the same text when the service is not root.
+    The security log is read from its end (``tail``), so a restarted daemon never re-reads old
+    ``ban`` lines of addresses lifted since; the re-push restores the current bans instead.
+    """
     text = (
         "# Written by Alert Station; saving the host-ban settings overwrites this file.\n"
         f"[{settings.app_jail}]\n"
         "enabled = true\n"
-        f"filter = {filter_name}\n"
-        f"logpath = {settings.log_file}\n"
+        f"filter = {filter_name(settings)}\n"
+        f"logpath = {settings.log_file} tail\n"
         "backend = polling\n"
         "maxretry = 1\n"
         "findtime = 1d\n"
@@ -309,25 +426,74 @@ def jail_file_text(settings: HostbanSettings) -> str:
 
 FILTER_FILE_TEXT = (
     "# Written by Alert Station; saving the host-ban settings overwrites this file.\n"
+    "# Matches the ban lines of the security log; unban lines and reasons never match.\n"
     "[Definition]\n"
-    r"failregex = ^.*alertstation ban <HOST>\s*$" + "\n"
+    r"failregex = ^ alertstation ban <ADDR> source=[a-z_]+(?: reason=|$)" + "\n"
     "ignoreregex =\n"
+    r"datepattern = {^LN-BEG}%%ExY-%%Exm-%%ExdT%%H:%%M:%%S(?:\.%%f)?%%z" + "\n"
 )
 
 
+def helper_commands(settings: HostbanSettings) -> list[list[str]]:
+    """Return the root helper's commands that write the jail and filter files and the log."""
+    jail = [
+        HELPER,
+        "jail",
+        settings.jail_file,
+        settings.app_jail,
+        settings.filter_file,
+        settings.log_file,
+    ]
+    if settings.ssh_jail_enabled:
+        jail += [settings.ssh_jail, str(settings.ssh_ban_seconds)]
+    return [jail, [HELPER, "filter", settings.filter_file], [HELPER, "log", settings.log_file]]
+
+
+def _run_helper(command: list[str]) -> None:
+    """Run one helper command through ``sudo -n``; PrivilegeDenied when it is refused or fails."""
+    action = f"write {command[2]}"
+    try:
+        done = run_command(command, sudo=True)
+    except DaemonError as error:
+        raise privilege_denied(action, str(error)) from None
+    if done.returncode != 0:
+        detail = " ".join((done.stderr + " " + done.stdout).split()) or f"exit {done.returncode}"
+        raise privilege_denied(action, detail)
+
+
 def _write(path: str, text: str | None) -> None:
-    """Write a file (or create it empty when ``text`` is None); PrivilegeDenied when refused."""
+    """Write a file (or create the log when ``text`` is None); PrivilegeDenied when refused."""
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if text is None:
-            target.touch(exist_ok=True)
+            hostban_log.ensure_file(path)
         else:
             temporary = target.with_name(f".{target.name}.tmp")
             temporary.write_text(text, encoding="utf-8")
             os.replace(temporary, target)
-    except PermissionError:
-        raise PrivilegeDenied(PRIVILEGE_MESSAGE.format(path=path), path=path) from None
+    except PermissionError as error:
+        raise privilege_denied(f"write {path}", str(error)) from None
+    except OSError as error:
+        if error.errno == errno.EROFS:
+            raise privilege_denied(f"write {path}", str(error)) from None
+        message = f"could not write {path}: {error.strerror or error}"
+        raise ActuatorError(message, actuator_error=message) from None
+
+
+def write_config(settings: HostbanSettings) -> None:
+    """Write the jail and filter files and ensure the security log exists.
+
+    As root (or ``sudo_mode`` never) the station writes them itself; otherwise the root-owned
+    helper does, through ``sudo -n``. A refusal raises ``PrivilegeDenied``.
+    """
+    if settings.uses_sudo():
+        for command in helper_commands(settings):
+            _run_helper(command)
+        return
+    _write(settings.jail_file, jail_file_text(settings))
+    _write(settings.filter_file, FILTER_FILE_TEXT)
+    _write(settings.log_file, None)
 
 
 def _restart(daemon: Fail2ban) -> None:
@@ -336,13 +502,13 @@ def _restart(daemon: Fail2ban) -> None:
 
 def apply(station: Station, settings: HostbanSettings) -> SyncReport:
     """Write the files, restart the daemon, verify the jail loaded and re-push the bans."""
-    _write(settings.jail_file, jail_file_text(settings))
-    _write(settings.filter_file, FILTER_FILE_TEXT)
-    _write(settings.log_file, None)
+    write_config(settings)
     daemon = settings.daemon()
     try:
         _restart(daemon)
         jails = daemon.jails()
+    except PrivilegeError as error:
+        raise privilege_denied("run fail2ban-client", str(error)) from None
     except DaemonError as error:
         raise ActuatorError(f"fail2ban did not start: {error}", actuator_error=str(error)) from None
     if settings.app_jail not in jails:
@@ -351,7 +517,7 @@ def apply(station: Station, settings: HostbanSettings) -> SyncReport:
             f"fail2ban did not load the {settings.app_jail} jail: {message}",
             actuator_error=message,
         )
-    return heal(station)
+    return heal(station, flush_when_off=True)
 
 
 def control(station: Station, action: str) -> SyncReport | None:
@@ -364,13 +530,15 @@ def control(station: Station, action: str) -> SyncReport | None:
             _restart(daemon)
         else:
             daemon.control(action)
+    except PrivilegeError as error:
+        raise privilege_denied(f"{action} fail2ban", str(error)) from None
     except DaemonError as error:
         raise ActuatorError(
             f"fail2ban {action} failed: {error}", actuator_error=str(error)
         ) from None
     if action == "stop":
         return None
-    return heal(station)
+    return heal(station, flush_when_off=True)
 
 
 def ssh_unban(station: Station, address: str) -> int:
@@ -379,6 +547,8 @@ def ssh_unban(station: Station, address: str) -> int:
         settings = load_settings(conn)
     try:
         settings.daemon().unban(settings.ssh_jail, [address])
+    except PrivilegeError as error:
+        raise privilege_denied("run fail2ban-client", str(error)) from None
     except DaemonError as error:
         message = str(error)
         if "is not banned" not in message:
@@ -441,5 +611,6 @@ def status(station: Station) -> dict[str, Any]:
         "sync_error": report.error,
         "actuator_error": actuator_error,
         "enforcement": running and settings.app_jail in jails and settings.mirror_enabled,
+        "sudo": settings.uses_sudo(),
         "settings": settings.as_dict(),
     }
