@@ -4,6 +4,10 @@ The peer gets the rule's wildcards for free: its set holds every alert code that
 configured code (expanded once, in Python, like our bit table), so each alert costs one
 ``isdisjoint`` call. Outputs of ours and the peer are compared before anything is timed. With
 ``--benchmark-disable`` (as in CI) the data is smaller so the file stays quick.
+
+``alerts.match_many.scattered`` times the same alerts with every code a new ``str`` created in
+shuffled order, so the codes of one alert lie far apart in memory, as strings kept from many
+parses do; the peer runs on the same scattered copy.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class Workload:
     """Seeded alerts, the configured codes, and both sides' prepared matchers."""
 
     alerts: list[list[str]]
+    scattered: list[list[str]]
     flat: np.ndarray
     offsets: np.ndarray
     matcher: GeocodeMatcher
@@ -86,6 +91,17 @@ def python_set_loop(wanted: frozenset[str], alerts: list[list[str]]) -> list[boo
     return [not wanted.isdisjoint(codes) for codes in alerts]
 
 
+def scatter(alerts: list[list[str]], rng: np.random.Generator) -> list[list[str]]:
+    """Return equal alerts whose codes are new str objects, created in shuffled order."""
+    flat = [code for codes in alerts for code in codes]
+    fresh = [""] * len(flat)
+    for index in rng.permutation(len(flat)).tolist():
+        code = flat[index]
+        fresh[index] = code[:3] + code[3:]  # a new object, equal to the code
+    bounds = np.cumsum([0] + [len(codes) for codes in alerts]).tolist()
+    return [fresh[low:high] for low, high in zip(bounds, bounds[1:], strict=False)]
+
+
 def make_workload(n_alerts: int, n_configured: int) -> Workload:
     """Build seeded alerts of 1..30 codes each and a configured set drawn from the same codes."""
     rng = np.random.default_rng(SEED)
@@ -100,7 +116,8 @@ def make_workload(n_alerts: int, n_configured: int) -> Workload:
     alerts = [flat_codes[low:high] for low, high in zip(bounds, bounds[1:], strict=False)]
     matcher = GeocodeMatcher(configured)
     flat, offsets = encode_geocode_lists(alerts)  # the form the alert store keeps
-    return Workload(alerts, flat, offsets, matcher, expand_for_python(configured))
+    scattered = scatter(alerts, rng)
+    return Workload(alerts, scattered, flat, offsets, matcher, expand_for_python(configured))
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +128,9 @@ def workload(request: pytest.FixtureRequest) -> Workload:
     peer = python_set_loop(data.wanted, data.alerts)
     assert data.matcher.match_many(data.alerts).tolist() == peer
     assert data.matcher.match_encoded(data.flat, data.offsets).tolist() == peer
+    assert data.scattered == data.alerts and data.scattered[0][0] is not data.alerts[0][0]
+    assert python_set_loop(data.wanted, data.scattered) == peer
+    assert data.matcher.match_many(data.scattered).tolist() == peer
     assert 0.05 < sum(peer) / len(peer) < 0.95  # both outcomes are common
     return data
 
@@ -131,6 +151,18 @@ def test_match_many_ours(benchmark: Any, workload: Workload) -> None:
 def test_match_many_peer(benchmark: Any, workload: Workload) -> None:
     _label(benchmark, "alerts.match_many", "peer")
     result = benchmark(python_set_loop, workload.wanted, workload.alerts)
+    assert len(result) == len(workload.alerts)
+
+
+def test_match_many_scattered_ours(benchmark: Any, workload: Workload) -> None:
+    _label(benchmark, "alerts.match_many.scattered", "ours")
+    result = benchmark(workload.matcher.match_many, workload.scattered)
+    assert result.shape == (len(workload.alerts),)
+
+
+def test_match_many_scattered_peer(benchmark: Any, workload: Workload) -> None:
+    _label(benchmark, "alerts.match_many.scattered", "peer")
+    result = benchmark(python_set_loop, workload.wanted, workload.scattered)
     assert len(result) == len(workload.alerts)
 
 

@@ -357,6 +357,88 @@ def test_match_many_refuses_a_bare_string_as_an_alert() -> None:
         matching.encode_geocode_lists(["OHZ049"])
 
 
+class CodeText(str):
+    """A str subclass, as some parsers return; it is read like any str."""
+
+
+def test_str_subclasses_and_wide_strings_read_like_plain_str() -> None:
+    codes = [CodeText("OHZ049"), CodeText(" 539049\n"), CodeText("03904"), "OHZ04\u0660"]
+    codes += ["\u00d6HZ049", "ohz049", np.str_("539049"), "x539049"[1:]]
+    assert native_geomatch.encode_many(codes).tolist() == [
+        matching.reference_encode(code) for code in codes
+    ]
+    matcher = GeocodeMatcher(["039049"])
+    alerts = [[code] for code in codes]
+    assert matcher.match_many(alerts).tolist() == [
+        oracle_matches(["039049"], alert) for alert in alerts
+    ]
+
+
+def _batch(seed: int) -> list[list[object] | tuple[object, ...] | Iterator[object]]:
+    """Return seeded alerts of 0..300 codes in lists, tuples and generators, mixed codes."""
+    rng = np.random.default_rng(seed)
+    pool: list[object] = ["039049", "539049", "039000", "OHZ049", "ohc049", "GMZ550", "PRZ001"]
+    pool += ["048000", "INZ049", " 072000\t", CodeText("539049"), "OHZ04", None, 7, "\xa0OHZ049"]
+    sizes = rng.choice([0, 1, 2, 7, 40, 127, 128, 129, 300], size=400)
+    alerts: list[list[object] | tuple[object, ...] | Iterator[object]] = []
+    for index, size in enumerate(sizes.tolist()):
+        codes = [pool[i] for i in rng.integers(0, len(pool), size=size).tolist()]
+        form = index % 5
+        alerts.append(tuple(codes) if form == 3 else iter(codes) if form == 4 else codes)
+    return alerts
+
+
+@pytest.mark.parametrize("configured", [["PRZ001"], ["039049"], ["048000", "GMZ550"]])
+def test_large_batches_agree_with_reference(configured: list[str]) -> None:
+    matcher = GeocodeMatcher(configured)
+    table = matching.reference_build_table(matcher.ids, matching.PAIR_STATE, matching.STATE_PAIR)
+    expected = matching.reference_match_lists(table, _batch(7))
+    ours = matcher.match_many(_batch(7))
+    assert ours.tolist() == expected.tolist()
+    assert 0 < ours.sum() < len(ours)
+    flat, offsets = matching.encode_geocode_lists(_batch(7))
+    ref_flat, ref_offsets = matching.reference_encode_lists(_batch(7))
+    np.testing.assert_array_equal(flat, ref_flat)
+    np.testing.assert_array_equal(offsets, ref_offsets)
+    assert matcher.match_encoded(flat, offsets).tolist() == expected.tolist()
+
+
+def test_each_alert_is_read_when_its_turn_comes() -> None:
+    matcher = GeocodeMatcher(["OHZ049"])
+    emptied = ["OHZ049"] * 200
+    grown = ["GMZ550"] * 200
+    alerts: list[object] = [["GMZ550"] * 300, None, emptied, grown, ["INZ049"]]
+
+    def change_later_alerts() -> Iterator[str]:
+        emptied.clear()
+        grown.append("ohz049")
+        alerts[4] = ["OHZ049"]
+        yield "GMZ550"
+
+    alerts[1] = change_later_alerts()
+    assert matcher.match_many(alerts).tolist() == [False, False, False, True, True]
+    emptied.extend(["OHZ049"] * 200)
+    grown.pop()
+    alerts[1] = change_later_alerts()
+    flat, offsets = matching.encode_geocode_lists(alerts)  # type: ignore[arg-type]
+    assert offsets.tolist() == [0, 300, 301, 301, 502, 503]
+    assert flat[-2:].tolist() == [matching.encode_code("OHZ049")] * 2
+
+
+def test_alerts_that_shrink_while_read_are_refused() -> None:
+    matcher = GeocodeMatcher(["OHZ049"])
+    alerts: list[object] = [["OHZ049"] * 200, None, ["OHZ049"] * 200, ["OHZ049"]]
+
+    def shrink() -> Iterator[str]:
+        del alerts[2:]
+        yield "OHZ049"
+
+    for run in (matcher.match_many, matching.encode_geocode_lists):
+        alerts[1:] = [shrink(), ["OHZ049"] * 200, ["OHZ049"]]
+        with pytest.raises(RuntimeError, match="changed size"):
+            run(alerts)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("bad", ["OHX049", "03904", "", "  ", "OH049", None, 39049, b"039049"])
 def test_invalid_configured_code_is_named(bad: object) -> None:
     with pytest.raises(ValueError, match=re.escape(f"invalid zone code {bad!r}")):
