@@ -280,15 +280,23 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    """Run periodic jobs; only one worker (the leader) runs them at a time."""
+    """Run periodic jobs and the EAS airing loop; only one worker (the leader) runs them."""
     from alertstation.app import build_station
+    from alertstation.eas.onair import start_airing
     from alertstation.worker.runner import run_worker
 
     settings = _settings()
     _require_current_schema(settings)
     stop = threading.Event()
     _stop_on_signals(stop)
-    run_worker(build_station(settings), stop)
+    station = build_station(settings)
+    airing: list[threading.Thread] = []  # airing takes real time: its own thread, not a job
+    try:
+        run_worker(station, stop, on_leader=lambda: airing.append(start_airing(station, stop)))
+    finally:
+        stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
+        for thread in airing:
+            thread.join(timeout=10)
     return 0
 
 

@@ -28,7 +28,10 @@ class Station:
     zones: ZoneCatalog
     bans: BanCache
     clock: Callable[[], datetime] = field(default=utcnow)
-    airing: AiringState = field(default_factory=AiringState)
+    airing: AiringState = field(init=False)  # the airing queue's active flag, from the engine
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "airing", AiringState(self.engine))
 
     @property
     def session_lifetime(self) -> timedelta:

@@ -365,10 +365,17 @@ def test_history_filters_and_detail_badges(station: StationHarness) -> None:
 
 
 def test_a_manual_message_on_the_air_makes_the_broadcast_active(station) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from alertstation.eas.archive import AiredMessage
+    from alertstation.eas.onair import air_message, run_once
+
     quiet = station.client.simulate_get("/api/broadcast/state").json
     assert quiet["active"] is False and quiet["airing"] is False
-    with station.app.station.airing.airing():
-        on_air = station.client.simulate_get("/api/broadcast/state").json
+    silence = AiredMessage("ZCZC-EAS-RWT-051059+0015-3251200-WXYZ/FM -", np.zeros(800, "<i2"), 8000)
+    air_message(station.app.station, silence, aired_by="ops")  # queued until the worker airs it
+    on_air = station.client.simulate_get("/api/broadcast/state").json
     assert on_air["active"] is True and on_air["airing"] is True
     assert on_air["active_alerts"] == 0
+    assert run_once(station.app.station)
     assert station.client.simulate_get("/api/broadcast/state").json["active"] is False

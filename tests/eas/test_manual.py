@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import wave
 from pathlib import Path
@@ -133,6 +134,8 @@ def test_send_archives_the_message_and_audits(
     assert header.event == "RWT" and header.locations == ("051059", "051107")
     assert header.issued_code == "3251200"  # the harness clock: 2026-11-21 12:00 UTC
     assert message["aired_by"] == "ops"
+    assert message["queue"] == result.json["queue"]
+    assert message["queue"]["state"] == "queued" and message["queue"]["position"] == 1
 
     folder = tmp_path / "data" / "eas-archive"
     wav = folder / message["wav"]
@@ -147,6 +150,7 @@ def test_send_archives_the_message_and_audits(
     (row,) = audit_rows(station, "eas.broadcast")
     assert row.username == "ops" and row.target == f"eas_activation:{activation['id']}"
     assert message["header"] in row.details
+    assert json.loads(row.details)["queue_id"] == message["queue"]["id"]
 
     played = operator.request("GET", message["audio_url"])
     assert played.status_code == 200 and played.content == wav.read_bytes()
@@ -179,21 +183,14 @@ def test_send_unknown_activation_is_404(operator: SignedIn) -> None:
     assert operator.request("GET", "/eas/manual/events/999/audio.wav").status_code == 404
 
 
-def test_one_message_airs_at_a_time(station: StationHarness, operator: SignedIn) -> None:
-    activation = create(operator)
-    send = next(
-        route.resource
-        for route in station.app.registry
-        if route.path == "/eas/manual/events/{activation_id:int}/send"
-    )
-    with send._airing.airing():
-        assert send._airing.active
-        result = operator.request("POST", f"/eas/manual/events/{activation['id']}/send")
-        assert result.status_code == 409 and result.json["error"]["code"] == "busy"
-    assert not send._airing.active
-    assert (
-        operator.request("POST", f"/eas/manual/events/{activation['id']}/send").status_code == 200
-    )
+def test_a_second_send_queues_behind_the_first(station: StationHarness, operator: SignedIn) -> None:
+    first, second = create(operator), create(operator, event="RMT")
+    one = operator.request("POST", f"/eas/manual/events/{first['id']}/send")
+    two = operator.request("POST", f"/eas/manual/events/{second['id']}/send")
+    assert one.status_code == 200 and two.status_code == 200, two.text  # no more 409 busy
+    assert one.json["queue"]["state"] == two.json["queue"]["state"] == "queued"
+    assert (one.json["queue"]["position"], two.json["queue"]["position"]) == (1, 2)
+    assert two.json["queue"]["id"] > one.json["queue"]["id"]
 
 
 def test_purge_audits_first_then_removes(station: StationHarness, operator: SignedIn) -> None:

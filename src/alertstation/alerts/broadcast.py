@@ -6,9 +6,9 @@ It is rebuilt only when the ``alerts`` generation moves (checked at most once a 
 count is taken against the clock at answer time, so an alert whose ``expires`` has passed
 stops counting even before the expiry sweep marks it expired.
 
-A manual EAS message on the air also makes the broadcast active: the alert routes hand in the
-Station's ``airing`` state (``alertstation.eas.airing.AiringState``, anything with a boolean
-``active`` attribute works), which the EAS routes set while a message airs.
+An EAS message queued or on the air also makes the broadcast active: the alert routes hand in
+the Station's ``airing`` state (``alertstation.eas.airing.AiringState``, anything with a boolean
+``active`` attribute works), which follows the airing queue in every process.
 
 The two public resources that answer from the snapshot live here too.
 """

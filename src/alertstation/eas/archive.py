@@ -1,16 +1,17 @@
-"""The aired-message archive and the in-process airing state.
+"""The aired-message archive: files, rows, resend, delete and purge.
 
 Every message the station airs is kept: the WAV file and a JSON sidecar (header, who, when) in
-``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Airing output is, for now, this
-archive alone: Icecast and the sound card come with the airing item, which also replaces
-:class:`~alertstation.eas.airing.AiringState` (kept on the Station) with a real queue.
+``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Messages reach the archive through
+:func:`alertstation.eas.onair.air_message`, which also queues them for airing; ``aired_at`` is
+when the message was sent to the queue, the queue item (``eas_airing_queue``) says when it
+actually aired and through which outputs. Deleting an archived message also removes its queue
+item, so a message still waiting in the queue is taken off it.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +26,8 @@ from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas.airing import AiringState
+from alertstation.db.generations import bump_generation
+from alertstation.eas import airing
 from alertstation.eas.audio import write_wav
 from alertstation.eas.tables import eas_archive
 from alertstation.errors import AppError, Conflict, NotFound
@@ -70,17 +72,6 @@ def write_files(
     stem = _file_stem(message.header, aired_at)
     write_wav(folder / f"{stem}.wav", message.samples, message.sample_rate)
     _write_sidecar(folder / f"{stem}.json", message.header, aired_by, aired_at)
-    return f"{stem}.wav"
-
-
-def copy_files(
-    data_dir: Path, wav_name: str, header: str, *, aired_by: str | None, aired_at: datetime
-) -> str:
-    """Copy an archived WAV for a re-airing, with a sidecar of its own; return the new name."""
-    source = wav_file(data_dir, wav_name)
-    stem = _file_stem(header, aired_at)
-    shutil.copyfile(source, source.parent / f"{stem}.wav")
-    _write_sidecar(source.parent / f"{stem}.json", header, aired_by, aired_at)
     return f"{stem}.wav"
 
 
@@ -194,44 +185,45 @@ def record_deletion(
 # --- message management (resend, delete, purge) ------------------------------------------------
 
 
-def resend(station: Station, airing: AiringState, message_id: int, actor: Actor) -> dict[str, Any]:
-    """Air an archived message again, exactly as first sent, as a new archive row; audit it."""
+def resend(station: Station, message_id: int, actor: Actor) -> dict[str, Any]:
+    """Air an archived message again, exactly as first sent, as a new archive row; audit it.
+
+    Goes through :func:`alertstation.eas.onair.air_message` like every other airing, so it
+    queues behind a message on the air. Returns the new archive row with its ``queue`` block.
+    """
+    from alertstation.eas.onair import air_message  # onair builds on this module
+    from alertstation.eas.outputs import OutputError, load_message
+
     with station.engine.connect() as conn:
         row = get_row(conn, message_id)
     if row is None:
         raise NotFound(f"No archived message {message_id}.")
-    data_dir = station.settings.data_dir
-    with airing.airing():
-        aired_at = station.clock()
-        try:
-            wav_name = copy_files(
-                data_dir, row.wav_path, row.header, aired_by=actor.username, aired_at=aired_at
-            )
-        except (OSError, ValueError) as ex:
-            raise Conflict(
-                f"The audio of message {message_id} is missing from the archive.",
-                code="audio_missing",
-            ) from ex
-        with begin_write(station.engine) as conn:
-            new_id = insert_row(
-                conn,
-                header=row.header,
-                wav_name=wav_name,
-                sample_rate=row.sample_rate,
-                duration=row.duration,
-                activation_id=row.activation_id,
-                aired_by=actor.username,
-                aired_at=aired_at,
-            )
-            saved = get_row(conn, new_id)
-    log.warning("EAS message re-aired: %s by %s", row.header, actor.username)
+    try:
+        message = load_message(wav_file(station.settings.data_dir, row.wav_path), row.header)
+    except (OutputError, ValueError) as ex:
+        raise Conflict(
+            f"The audio of message {message_id} is missing from the archive.",
+            code="audio_missing",
+        ) from ex
+    saved = air_message(
+        station,
+        message,
+        aired_by=actor.username,
+        activation_id=row.activation_id,
+        origin="resend",
+    )
     audit_broadcast(
         station,
         actor,
         f"eas_message:{message_id}",
-        {"header": row.header, "message_id": new_id, "resend_of": message_id},
+        {
+            "header": row.header,
+            "message_id": saved["id"],
+            "resend_of": message_id,
+            "queue_id": saved["queue"]["id"],
+        },
     )
-    return row_as_dict(saved)
+    return saved
 
 
 def delete_messages(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:
@@ -248,6 +240,8 @@ def delete_messages(station: Station, ids: list[int] | None, actor: Actor) -> li
             station, conn, actor, "eas_archive", {"ids": deleted, "count": len(deleted)}
         )
         conn.execute(eas_archive.delete().where(eas_archive.c.id.in_(deleted)))
+        bump_generation(conn, airing.GENERATION)  # queue items went with them (ON DELETE CASCADE)
+    station.airing.changed()
     remove_files(station.settings.data_dir, [row.wav_path for row in rows])
     log.warning("archived EAS messages deleted by %s: %s", actor.username, deleted)
     return deleted

@@ -1,9 +1,11 @@
-"""The ``alertstation eas`` sub-commands: ``encode`` here, ``decode`` from decode_cli."""
+"""The ``alertstation eas`` sub-commands: ``encode``, ``rwt-test`` and ``forward`` here,
+``decode`` from decode_cli."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from alertstation.eas.decode_cli import add_decode_command
 
@@ -79,6 +81,61 @@ def cmd_eas_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _station() -> Any:
+    """Return a Station on the configured database (refused while migrations are pending)."""
+    from alertstation.app import build_station
+    from alertstation.cli import open_database
+
+    settings, engine = open_database()
+    return build_station(settings, engine)
+
+
+def cmd_eas_rwt_test(args: argparse.Namespace) -> int:
+    """Air a Required Weekly Test now with the schedule's codes, station id and voice text."""
+    from alertstation.audit.actor import Actor
+    from alertstation.eas import rwt
+
+    station = _station()
+    try:
+        with station.engine.connect() as conn:
+            schedule, _ = rwt.get_schedule(conn)
+        actor = Actor.system("cli")
+        result = rwt.air_rwt(station, schedule, aired_by="cli", actor=actor, target="eas_rwt:test")
+    finally:
+        station.engine.dispose()
+    message = result["message"]
+    print(f"queued for air: {message['header']} (message {message['id']}, voice {result['voice']})")
+    return 0
+
+
+def cmd_eas_forward(args: argparse.Namespace) -> int:
+    """Process the forward queue now; print one line per entry; exit 1 when one failed."""
+    from alertstation.eas.forward import FAILED, process_queue
+
+    if not args.once:
+        raise ValueError("the worker forwards the queue continuously; use --once to do it now")
+    station = _station()
+    try:
+        outcomes = process_queue(station, limit=args.limit)
+    finally:
+        station.engine.dispose()
+    for outcome in outcomes:
+        print(outcome.line())
+    if not outcomes:
+        print("nothing pending")
+    return 1 if any(outcome.outcome == FAILED for outcome in outcomes) else 0
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"{value} is outside 1..10000")
+    return value
+
+
 def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``eas encode`` and ``eas decode`` on the top-level sub-parsers."""
     from alertstation.cli import Parser
@@ -114,5 +171,19 @@ def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     encode.add_argument("--no-eom", action="store_true", help="leave out the three EOM bursts")
     encode.add_argument("--out", required=True, metavar="FILE", help="the WAV file to write")
+
+    text = "Air a Required Weekly Test now (the schedule's codes, station id and voice text)."
+    rwt_test = eas_sub.add_parser("rwt-test", help=text, description=text)
+    rwt_test.set_defaults(func=cmd_eas_rwt_test)
+
+    text = "Process the CAP forward queue now: air or skip each pending entry."
+    forward = eas_sub.add_parser("forward", help=text, description=text)
+    forward.set_defaults(func=cmd_eas_forward)
+    forward.add_argument(
+        "--once", action="store_true", help="process what is pending now, then exit"
+    )
+    forward.add_argument(
+        "--limit", type=_limit, default=100, metavar="N", help="at most N entries (default 100)"
+    )
 
     add_decode_command(eas_sub)

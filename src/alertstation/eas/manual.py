@@ -1,4 +1,4 @@
-"""Manual EAS: compose activations, render them, air them into the archive, purge them.
+"""Manual EAS: compose activations, render them, send them to the airing queue, purge them.
 
 An activation is what an operator composed: originator, event, SAME location codes (PSSCCC),
 purge time, the sending station's id and a voice (espeak-ng speech from text, or an uploaded
@@ -6,17 +6,16 @@ WAV kept at ``<data_dir>/eas-manual/voice-<id>.wav``). The header is built when 
 rendered, so its issue time is the moment of the preview or the send. The station id comes from
 the request (``station_id``, default ``ALRTSTN``); no setting holds it yet.
 
-Audit rules (docs/eas-manual.md): a send writes ``eas.broadcast`` after the message aired and
-never fails because of it (a lost row is logged at critical level); a purge writes
-``alert.deleted`` first, in the same transaction, and aborts with 500 when that write fails.
+Audit rules (docs/eas-manual.md): a send writes ``eas.broadcast`` once the message is archived
+and queued for airing (``onair.air_message``), and never fails because of it (a lost row is
+logged at critical level); a purge writes ``alert.deleted`` first, in the same transaction, and
+aborts with 500 when that write fails.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import re
-import wave
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,7 +27,7 @@ from sqlalchemy import Connection, select
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas import archive, voice
+from alertstation.eas import archive, onair, outputs, settings_airing, voice
 from alertstation.eas.audio import render_message, write_wav
 from alertstation.eas.same import MAX_LOCATIONS, SameHeader
 from alertstation.eas.tables import eas_activations
@@ -36,7 +35,7 @@ from alertstation.errors import Invalid, NotFound, ServiceUnavailable
 
 log = logging.getLogger("alertstation.eas")
 
-SAMPLE_RATE: Final[int] = 22050  # archive and preview rate; the airing item may raise it
+SAMPLE_RATE: Final[int] = 22050  # preview and upload rate; sends use the airing sample rate
 ATTENTION_SECONDS: Final[float] = 8.0
 NO_ATTENTION_EVENTS: Final[frozenset[str]] = frozenset({"RWT"})  # weekly tests send no tone
 DEFAULT_STATION_ID: Final[str] = "ALRTSTN"
@@ -221,8 +220,13 @@ def list_activations(conn: Connection, limit: int = 200) -> list[dict[str, Any]]
     return [activation_as_dict(row) for row in conn.execute(query)]
 
 
-def render(station: Station, row: Any, now: datetime) -> archive.AiredMessage:
-    """Render an activation's whole message, issued at ``now``; 503 when speech is unavailable."""
+def render(
+    station: Station, row: Any, now: datetime, *, sample_rate: int = SAMPLE_RATE
+) -> archive.AiredMessage:
+    """Render an activation's whole message, issued at ``now``; 503 when speech is unavailable.
+
+    Previews use :data:`SAMPLE_RATE`; a send renders at the airing sample rate.
+    """
     header = header_for(row, now)
     speech = None
     if row.has_audio:
@@ -234,67 +238,43 @@ def render(station: Station, row: Any, now: datetime) -> archive.AiredMessage:
             ) from ex
     elif row.voice_text:
         try:
-            speech = voice.synthesize(row.voice_text, SAMPLE_RATE)
+            speech = voice.synthesize(row.voice_text, sample_rate)
         except voice.SpeechUnavailable as ex:
             raise ServiceUnavailable(str(ex), code="speech_unavailable") from ex
         except ValueError as ex:
             raise Invalid(f"voice_text: {ex}", field="voice_text") from ex
     attention = 0.0 if row.event in NO_ATTENTION_EVENTS else ATTENTION_SECONDS
     samples = render_message(
-        header, sample_rate=SAMPLE_RATE, attention_seconds=attention, voice=speech
+        header, sample_rate=sample_rate, attention_seconds=attention, voice=speech
     )
-    return archive.AiredMessage(header.encode(), samples, SAMPLE_RATE)
+    return archive.AiredMessage(header.encode(), samples, sample_rate)
 
 
 def wav_bytes(message: archive.AiredMessage) -> bytes:
     """Return a rendered message as the bytes of a 16-bit mono WAV file."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(message.sample_rate)
-        out.writeframes(message.samples.astype("<i2", copy=False).tobytes())
-    return buffer.getvalue()
+    return outputs.wav_bytes(message)
 
 
-def send_activation(
-    station: Station, airing: archive.AiringState, activation_id: int, actor: Actor
-) -> dict[str, Any]:
-    """Air an activation (into the archive), mark it sent, then audit; return the archive row."""
+def send_activation(station: Station, activation_id: int, actor: Actor) -> dict[str, Any]:
+    """Render an activation at the airing rate, queue it for airing, then audit it.
+
+    Returns the archive row with its ``queue`` block (see ``onair.air_message``); the message
+    waits its turn when another is on the air.
+    """
     with station.engine.connect() as conn:
         row = get_activation(conn, activation_id)
-    with airing.airing():
-        aired_at = station.clock()
-        message = render(station, row, aired_at)
-        data_dir = station.settings.data_dir
-        wav_name = archive.write_files(
-            data_dir, message, aired_by=actor.username, aired_at=aired_at
-        )
-        with begin_write(station.engine) as conn:
-            message_id = archive.insert_row(
-                conn,
-                header=message.header,
-                wav_name=wav_name,
-                sample_rate=message.sample_rate,
-                duration=message.duration,
-                activation_id=activation_id,
-                aired_by=actor.username,
-                aired_at=aired_at,
-            )
-            conn.execute(
-                eas_activations.update()
-                .where(eas_activations.c.id == activation_id)
-                .values(state="sent")
-            )
-            saved = archive.get_row(conn, message_id)
-    log.warning("EAS message aired: %s by %s", message.header, actor.username)
+        rate = settings_airing.load(conn).sample_rate
+    message = render(station, row, station.clock(), sample_rate=rate)
+    saved = onair.air_message(
+        station, message, aired_by=actor.username, activation_id=activation_id, origin="manual"
+    )
     archive.audit_broadcast(
         station,
         actor,
         f"eas_activation:{activation_id}",
-        {"header": message.header, "message_id": message_id},
+        {"header": message.header, "message_id": saved["id"], "queue_id": saved["queue"]["id"]},
     )
-    return archive.row_as_dict(saved)
+    return saved
 
 
 def purge_activations(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:

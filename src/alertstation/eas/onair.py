@@ -1,20 +1,31 @@
 """Put a rendered message on the air: the one entry point manual sends, resends and
-auto-forward share.
+auto-forward share, and the worker's airing loop that plays the queue.
 
-:func:`air_message` archives the message (WAV + sidecar + ``eas_archive`` row) and airs it
-through the configured outputs, one message at a time.
+:func:`air_message` archives the message (WAV + sidecar + ``eas_archive`` row) and queues it
+(``eas_airing_queue``) in one transaction, then returns at once: a message sent while another
+airs waits its turn. :func:`run_once` claims the oldest queued message, plays it through every
+enabled output at once (:mod:`alertstation.eas.outputs`) and records the result;
+:func:`start_airing` runs it in a thread of the worker that leads. See docs/eas-airing.md.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+import time
+from typing import Any, Final
 
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas import archive
+from alertstation.eas import airing, archive, settings_airing
+from alertstation.eas.airing_tables import ORIGINS
+from alertstation.eas.outputs import OutputError, build_outputs, load_message, play_all
+from alertstation.eas.tables import eas_activations
 
 log = logging.getLogger("alertstation.eas")
+
+POLL_SECONDS: Final[float] = 1.0
+FINISH_TRIES: Final[int] = 4
 
 
 def air_message(
@@ -25,15 +36,18 @@ def air_message(
     activation_id: int | None = None,
     origin: str = "manual",
 ) -> dict[str, Any]:
-    """Archive ``message`` and air it; return its archive row as a dict.
+    """Archive ``message`` and queue it for airing; return its archive row with a ``queue`` block.
 
-    ``origin`` says where it came from (``manual``, ``resend``, ``forward``, ``rwt``).
+    ``origin`` says where it came from (``manual``, ``resend``, ``forward``, ``rwt``). A draft
+    activation named by ``activation_id`` is marked sent in the same transaction. The ``queue``
+    block holds the queue item's ``id``, ``state`` and ``position`` (1 = on the air or next).
     """
-    with station.airing.airing():
-        aired_at = station.clock()
-        wav_name = archive.write_files(
-            station.settings.data_dir, message, aired_by=aired_by, aired_at=aired_at
-        )
+    if origin not in ORIGINS:
+        raise ValueError(f"origin: {origin!r} is not one of {', '.join(ORIGINS)}")
+    queued_at = station.clock()
+    data_dir = station.settings.data_dir
+    wav_name = archive.write_files(data_dir, message, aired_by=aired_by, aired_at=queued_at)
+    try:
         with begin_write(station.engine) as conn:
             message_id = archive.insert_row(
                 conn,
@@ -43,8 +57,120 @@ def air_message(
                 duration=message.duration,
                 activation_id=activation_id,
                 aired_by=aired_by,
-                aired_at=aired_at,
+                aired_at=queued_at,
             )
+            if activation_id is not None:
+                conn.execute(
+                    eas_activations.update()
+                    .where(
+                        eas_activations.c.id == activation_id, eas_activations.c.state == "draft"
+                    )
+                    .values(state="sent")
+                )
+            item_id = airing.enqueue(conn, message_id, origin, queued_at)
             saved = archive.get_row(conn, message_id)
-    log.warning("EAS message aired (%s): %s", origin, message.header)
-    return archive.row_as_dict(saved)
+            place = airing.position(conn, item_id)
+    except BaseException:
+        archive.remove_files(data_dir, [wav_name])
+        raise
+    station.airing.changed()
+    log.warning("EAS message queued for airing (%s, %s): %s", origin, aired_by, message.header)
+    result = archive.row_as_dict(saved)
+    result["queue"] = {"id": item_id, "state": airing.QUEUED, "position": place}
+    return result
+
+
+def _air(station: Station, item: airing.QueueItem, cancel: threading.Event) -> dict[str, Any]:
+    """Play a claimed item through every enabled output; return each output's result."""
+    with station.engine.connect() as conn:
+        settings = settings_airing.load(conn)
+    try:
+        path = archive.wav_file(station.settings.data_dir, item.wav_path)
+        message = load_message(path, item.header)
+    except (OutputError, ValueError) as ex:
+        return {"archive": {"ok": False, "error": str(ex)}}
+    outputs = build_outputs(settings, path, cancel=cancel)
+    return play_all(outputs, message)
+
+
+def _error_of(results: dict[str, Any]) -> str | None:
+    failed = [f"{name}: {result['error']}" for name, result in results.items() if not result["ok"]]
+    return "; ".join(failed) or None
+
+
+def _finish(station: Station, item_id: int, error: str | None, results: dict[str, Any]) -> None:
+    """Record the outcome, retrying a few times: an item left airing would hold the queue."""
+    for attempt in range(1, FINISH_TRIES + 1):
+        try:
+            airing.finish(
+                station.engine, item_id, error=error, outputs=results, now=station.clock()
+            )
+            return
+        except Exception:
+            if attempt == FINISH_TRIES:
+                raise
+            log.exception("recording the end of queue item %s failed; retrying", item_id)
+            time.sleep(attempt)
+
+
+def run_once(station: Station, *, cancel: threading.Event | None = None) -> bool:
+    """Air the oldest queued message, if any, and record how it went; True when one was taken.
+
+    Blocks while the message plays (real time for Icecast and ALSA). ``cancel`` stops the
+    outputs early (the item is then failed).
+    """
+    item = airing.claim_next(station.engine, station.clock())
+    station.airing.changed()
+    if item is None:
+        return False
+    log.warning("EAS message on the air (queue item %s): %s", item.id, item.header)
+    try:
+        results = _air(station, item, cancel or threading.Event())
+    except Exception as ex:  # never leave the item airing: it would hold the queue
+        log.exception("airing queue item %s failed", item.id)
+        results = {"airing": {"ok": False, "error": f"{type(ex).__name__}: {ex}"}}
+    error = _error_of(results)
+    _finish(station, item.id, error, results)
+    station.airing.changed()
+    if error:
+        log.error("EAS message failed to air (queue item %s): %s", item.id, error)
+    else:
+        log.warning("EAS message aired (queue item %s): %s", item.id, item.header)
+    return True
+
+
+def recover(station: Station) -> list[int]:
+    """Fail items a stopped worker left on the air; return their ids (see airing module)."""
+    ids = airing.recover_interrupted(station.engine, station.clock())
+    station.airing.changed()
+    if ids:
+        log.error("airing queue items %s were interrupted by a worker stop; marked failed", ids)
+    return ids
+
+
+def airing_loop(
+    station: Station, stop: threading.Event, poll_seconds: float = POLL_SECONDS
+) -> None:
+    """Recover interrupted items, then air queued messages one by one until ``stop`` is set."""
+    try:
+        recover(station)
+    except Exception:
+        log.exception("airing queue recovery failed")
+    while not stop.is_set():
+        try:
+            took = run_once(station, cancel=stop)
+        except Exception:
+            log.exception("airing loop step failed")
+            took = False
+        if not took:
+            stop.wait(poll_seconds)
+    log.info("airing loop stopped")
+
+
+def start_airing(station: Station, stop: threading.Event) -> threading.Thread:
+    """Start :func:`airing_loop` in a daemon thread (the worker does this once it leads)."""
+    thread = threading.Thread(
+        target=airing_loop, args=(station, stop), name="eas-airing", daemon=True
+    )
+    thread.start()
+    return thread

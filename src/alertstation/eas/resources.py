@@ -9,12 +9,13 @@ import numpy as np
 
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
-from alertstation.eas import archive, manual
+from alertstation.eas import airing, archive, manual
 from alertstation.eas.same import EVENTS, ORIGINATORS
 from alertstation.errors import BadRequest, Invalid, NotFound
 from alertstation.http.bodies import json_object
 
 _TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text")
+QUEUE_PAGE_HISTORY = 10  # finished queue items shown on the manual page
 PURGE_CHOICES = ("0015", "0030", "0045", "0100", "0130", "0200", "0300", "0400", "0600")
 
 
@@ -74,12 +75,14 @@ class ManualPage:
         with self._station.engine.connect() as conn:
             activations = manual.list_activations(conn)
             messages = archive.list_rows(conn)
+            queue = airing.list_items(conn, limit=QUEUE_PAGE_HISTORY)
         self._station.templates.page(
             req,
             resp,
             "eas_manual.html",
             activations=activations,
             messages=messages,
+            queue=queue,
             originators=ORIGINATORS,
             events=sorted(EVENTS.items()),
             purge_choices=PURGE_CHOICES,
@@ -122,17 +125,14 @@ class ActivationAudio:
 
 
 class ActivationSend:
-    """POST /eas/manual/events/{id}/send: air the activation; the audit row never blocks it."""
+    """POST /eas/manual/events/{id}/send: queue the activation for airing; audit never blocks."""
 
-    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+    def __init__(self, station: Station) -> None:
         self._station = station
-        self._airing = airing
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, activation_id: int) -> None:
-        message = manual.send_activation(
-            self._station, self._airing, activation_id, Actor.from_request(req)
-        )
-        resp.media = {"sent": True, "message": message}
+        message = manual.send_activation(self._station, activation_id, Actor.from_request(req))
+        resp.media = {"sent": True, "message": message, "queue": message["queue"]}
 
 
 class ActivationsPurge:
@@ -175,19 +175,39 @@ class _Unsaved:
 
 
 class AdminManualGenerate:
-    """POST /admin/eas/manual_generate: create an activation and air it in one step."""
+    """POST /admin/eas/manual_generate: create an activation and queue it in one step."""
 
-    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+    def __init__(self, station: Station) -> None:
         self._station = station
-        self._airing = airing
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         composition, audio = read_composition(req, self._station)
         actor = Actor.from_request(req)
         activation = manual.create_activation(self._station, composition, audio, actor)
-        message = manual.send_activation(self._station, self._airing, activation["id"], actor)
+        message = manual.send_activation(self._station, activation["id"], actor)
         resp.status = falcon.HTTP_201
-        resp.media = {"sent": True, "activation_id": activation["id"], "message": message}
+        resp.media = {
+            "sent": True,
+            "activation_id": activation["id"],
+            "message": message,
+            "queue": message["queue"],
+        }
+
+
+class AiringQueue:
+    """GET /eas/queue: queued and airing messages and the latest finished ones, newest last."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            items = airing.list_items(conn)
+        resp.media = {
+            "items": items,
+            "active": any(i["state"] in airing.ACTIVE_STATES for i in items),
+        }
+        resp.set_header("Cache-Control", "no-store")
 
 
 class Messages:
@@ -220,15 +240,14 @@ class MessageAudio:
 
 
 class MessageResend:
-    """POST /messages/{id}/resend: air an archived message again."""
+    """POST /messages/{id}/resend: queue an archived message to air again."""
 
-    def __init__(self, station: Station, airing: archive.AiringState) -> None:
+    def __init__(self, station: Station) -> None:
         self._station = station
-        self._airing = airing
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
-        message = archive.resend(self._station, self._airing, message_id, Actor.from_request(req))
-        resp.media = {"sent": True, "message": message}
+        message = archive.resend(self._station, message_id, Actor.from_request(req))
+        resp.media = {"sent": True, "message": message, "queue": message["queue"]}
 
 
 class MessageDelete:

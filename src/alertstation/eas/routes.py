@@ -1,24 +1,33 @@
-"""Routes of manual EAS and the message archive.
+"""Routes of manual EAS, the message archive, the airing queue and the airing settings.
 
-Every route needs ``eas.broadcast``, reads included: drafts and the archive are the operators'
-working material, and the audio preview of a draft is a not-yet-aired alert.
+Every manual EAS, archive and queue route needs ``eas.broadcast``, reads included: drafts and
+the archive are the operators' working material, and the audio preview of a draft is a
+not-yet-aired alert. The airing settings need ``system.configure`` (they hold the Icecast
+source password).
 """
 
 from alertstation.context import Station
 from alertstation.eas import resources as r
 from alertstation.eas.manual import MAX_UPLOAD_BYTES
+from alertstation.eas.settings_resources import (
+    REGENERATE_PATH,
+    SETTINGS_PATH,
+    EasSettings,
+    RegenerateIcecastPassword,
+)
 from alertstation.http.routing import Route, permission
 
 BROADCAST = permission("eas.broadcast")
+CONFIGURE = permission("system.configure")
 _UPLOAD = MAX_UPLOAD_BYTES + 65536  # the WAV plus the form fields and multipart framing
 
 
 def routes(station: Station) -> list[Route]:
     """Return the EAS routes."""
-    airing = station.airing  # one message on the air at a time; the broadcast state reads it
     events = "/eas/manual/events"
     messages = "/messages"
     activations = r.Activations(station)
+    settings = EasSettings(station)
     return [
         Route("GET", "/eas/manual", r.ManualPage(station), BROADCAST, summary="Manual EAS page"),
         Route("GET", events, activations, BROADCAST, summary="List activations"),
@@ -40,9 +49,9 @@ def routes(station: Station) -> list[Route]:
         Route(
             "POST",
             events + "/{activation_id:int}/send",
-            r.ActivationSend(station, airing),
+            r.ActivationSend(station),
             BROADCAST,
-            summary="Air an activation; eas.broadcast audit (non-blocking)",
+            summary="Queue an activation for airing; eas.broadcast audit (non-blocking)",
         ),
         Route(
             "POST",
@@ -61,9 +70,9 @@ def routes(station: Station) -> list[Route]:
         Route(
             "POST",
             "/admin/eas/manual_generate",
-            r.AdminManualGenerate(station, airing),
+            r.AdminManualGenerate(station),
             BROADCAST,
-            summary="Create and air an activation in one step",
+            summary="Create an activation and queue it for airing in one step",
             max_body=_UPLOAD,
         ),
         Route("GET", messages, r.Messages(station), BROADCAST, summary="Archive of aired messages"),
@@ -77,9 +86,9 @@ def routes(station: Station) -> list[Route]:
         Route(
             "POST",
             messages + "/{message_id:int}/resend",
-            r.MessageResend(station, airing),
+            r.MessageResend(station),
             BROADCAST,
-            summary="Air an archived message again",
+            summary="Queue an archived message to air again",
         ),
         Route(
             "POST",
@@ -94,5 +103,33 @@ def routes(station: Station) -> list[Route]:
             r.MessagesPurge(station),
             BROADCAST,
             summary="Delete archived messages; alert.deleted audit first",
+        ),
+        Route(
+            "GET",
+            "/eas/queue",
+            r.AiringQueue(station),
+            BROADCAST,
+            summary="The airing queue: queued, airing and recent messages, newest last",
+        ),
+        Route(
+            "GET",
+            SETTINGS_PATH,
+            settings,
+            CONFIGURE,
+            summary="Airing settings: page, or JSON (the Icecast password left out)",
+        ),
+        Route(
+            "PUT",
+            SETTINGS_PATH,
+            settings,
+            CONFIGURE,
+            summary="Save airing settings; config.updated audit (field names only)",
+        ),
+        Route(
+            "POST",
+            REGENERATE_PATH,
+            RegenerateIcecastPassword(station),
+            CONFIGURE,
+            summary="New Icecast source password, returned once; audited as an action",
         ),
     ]

@@ -27,6 +27,7 @@ NAVIGATION: tuple[tuple[str, str, str | None], ...] = (
     ("Zones", "/admin/zones", "system.view_config"),
     ("Alert settings", "/admin/location_settings", "system.view_config"),
     ("EAS", "/eas/manual", "eas.broadcast"),
+    ("Auto-forward", "/eas/forward", "system.view_config"),
     ("Status", "/status", None),
     ("Security", "/security/center", None),
     ("Logs", "/logs", "system.view_config"),

@@ -1,4 +1,5 @@
-// Manual EAS page: create activations (multipart, optional WAV), send, purge, resend, delete.
+// Manual EAS page: create activations (multipart, optional WAV), send to the airing queue,
+// purge, resend, delete.
 (function () {
   "use strict";
   const meta = document.querySelector('meta[name="csrf-token"]');
@@ -27,6 +28,12 @@
     el.classList.toggle("error", Boolean(isError));
   }
 
+  function queued(data) {
+    const place = data.queue && data.queue.position;
+    return "Queued for airing" + (place > 1 ? " (" + (place - 1) + " ahead)" : "") + ": " +
+      data.message.header;
+  }
+
   function reloadSoon() { window.setTimeout(function () { window.location.reload(); }, 400); }
 
   const form = document.getElementById("eas-compose-form");
@@ -50,7 +57,7 @@
       button.disabled = true;
       say("Sending…");
       call("/eas/manual/events/" + id + "/send", {})
-        .then(function (data) { say("Sent: " + data.message.header); reloadSoon(); })
+        .then(function (data) { say(queued(data)); reloadSoon(); })
         .catch(function (err) { button.disabled = false; say(err.message, true); });
     });
   });
@@ -72,7 +79,7 @@
     button.addEventListener("click", function () {
       if (!window.confirm("Air this message again?")) return;
       call("/messages/" + button.dataset.messageId + "/resend", {})
-        .then(function () { say("Resent."); reloadSoon(); })
+        .then(function (data) { say(queued(data)); reloadSoon(); })
         .catch(function (err) { say(err.message, true); });
     });
   });

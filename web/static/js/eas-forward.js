@@ -1,0 +1,100 @@
+// Auto-forward and weekly test page: save each form as JSON (PUT) with the CSRF token, show the
+// answer in the form's live status region, and air a weekly test on request.
+(function () {
+  "use strict";
+  const meta = document.querySelector('meta[name="csrf-token"]');
+
+  function line(text, className) {
+    const p = document.createElement("p");
+    p.className = className;
+    p.textContent = text;
+    return p;
+  }
+
+  function send(method, url, data) {
+    const init = {
+      method: method, credentials: "same-origin",
+      headers: { "Accept": "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+    };
+    if (data !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(data);
+    }
+    return fetch(url, init).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        if (!response.ok) {
+          throw new Error(body.error ? body.error.message : "Request failed (" + response.status + ")");
+        }
+        return body;
+      });
+    });
+  }
+
+  function fields(form) {
+    const data = {};
+    Array.prototype.forEach.call(form.elements, function (input) {
+      if (!input.name) return;
+      if (input.type === "checkbox") data[input.name] = input.checked;
+      else if (input.type === "number" || input.name === "weekday") data[input.name] = Number(input.value);
+      else data[input.name] = input.value;
+    });
+    return data;
+  }
+
+  function showNext(view) {
+    const next = document.getElementById("rwt-next");
+    if (!next) return;
+    if (!view.next_slot) {
+      next.textContent = "The weekly test schedule is off.";
+      return;
+    }
+    next.textContent = "Next test: " + view.next_slot_local.slice(0, 16).replace("T", " ") + " " +
+      view.schedule.time_zone + " (" + view.next_slot.slice(0, 16).replace("T", " ") + " UTC).";
+  }
+
+  function bind(formId, statusId, after) {
+    const form = document.getElementById(formId);
+    const status = document.getElementById(statusId);
+    if (!form || !status) return;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      const button = form.querySelector('button[type="submit"]');
+      if (button) button.disabled = true;
+      status.replaceChildren(line("Saving…", "hint"));
+      send("PUT", form.dataset.url, fields(form)).then(function (body) {
+        const changed = body.changed || [];
+        status.replaceChildren(line(changed.length ? "Saved (" + changed.join(", ") + " changed)." :
+          "Saved; nothing changed.", "eas-forward-saved"));
+        if (after) after(body);
+      }).catch(function (err) {
+        status.replaceChildren(line(err.message, "error eas-forward-error"));
+      }).then(function () {
+        if (button) button.disabled = false;
+      });
+    });
+  }
+
+  bind("eas-forward-form", "eas-forward-status");
+  bind("eas-rwt-form", "eas-rwt-status", showNext);
+
+  const test = document.getElementById("eas-rwt-test");
+  const rwtStatus = document.getElementById("eas-rwt-status");
+  if (test && rwtStatus) {
+    test.addEventListener("click", function () {
+      if (!window.confirm("Air a Required Weekly Test now?")) return;
+      test.disabled = true;
+      rwtStatus.replaceChildren(line("Sending…", "hint"));
+      send("POST", "/eas/rwt/test").then(function (body) {
+        const lines = [line("Queued for air: " + body.message.header, "eas-rwt-sent")];
+        if (body.voice === "unavailable") {
+          lines.push(line("Speech is unavailable: the test airs without its voice text.", "hint"));
+        }
+        rwtStatus.replaceChildren.apply(rwtStatus, lines);
+      }).catch(function (err) {
+        rwtStatus.replaceChildren(line(err.message, "error eas-rwt-error"));
+      }).then(function () {
+        test.disabled = false;
+      });
+    });
+  }
+})();
