@@ -40,6 +40,7 @@ class Settings:
     log_level: str = "INFO"
     log_format: str = "json"
     max_request_bytes: int = 1_048_576
+    ipaws_trust_anchors: Path | None = None
 
     @property
     def is_sqlite(self) -> bool:
@@ -60,6 +61,7 @@ class Settings:
         env = {**read_env_file(data_dir / ENV_FILE), **process_env}
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
         dbf_path = env.get("WX_ZONE_DBF_PATH")
+        anchors_path = (env.get("ALERTSTATION_IPAWS_TRUST_ANCHORS") or "").strip()
         return cls(
             data_dir=data_dir,
             database_url=normalise_database_url(database_url),
@@ -78,6 +80,7 @@ class Settings:
             ),
             log_format=_choice(env, "ALERTSTATION_LOG_FORMAT", "json", ("json", "text")),
             max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
+            ipaws_trust_anchors=Path(anchors_path).resolve() if anchors_path else None,
         )
 
 
@@ -101,6 +104,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ALERTSTATION_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR"),
     Variable("ALERTSTATION_LOG_FORMAT", "json or text"),
     Variable("ALERTSTATION_MAX_REQUEST_BYTES", "Largest request body accepted, in bytes"),
+    Variable(
+        "ALERTSTATION_IPAWS_TRUST_ANCHORS",
+        "PEM bundle of the certificates IPAWS message signatures must chain to",
+    ),
 )
 EDITABLE_VARIABLES = {variable.name: variable for variable in VARIABLES}
 
@@ -124,10 +131,22 @@ def validate_variable(name: str, value: str) -> str:
             env, name, "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")
         ),
         "ALERTSTATION_LOG_FORMAT": lambda: _choice(env, name, "json", ("json", "text")),
+        "ALERTSTATION_IPAWS_TRUST_ANCHORS": lambda: _check_anchor_bundle(value),
     }
     if name in checks:
         checks[name]()
     return value
+
+
+def _check_anchor_bundle(value: str) -> None:
+    """Raise SettingsError unless ``value`` names a readable PEM bundle of certificates."""
+    # Imported here: the certificate code is only needed when this variable is saved.
+    from alertstation.alerts.trust import check_bundle
+
+    try:
+        check_bundle(Path(value))
+    except ValueError as ex:
+        raise SettingsError(f"ALERTSTATION_IPAWS_TRUST_ANCHORS: {ex}") from None
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -23,9 +23,11 @@ def _engine() -> Engine:
 def cmd_alerts_import(args: argparse.Namespace) -> int:
     """Import CAP XML or JSON feed files; print one line per alert with its state."""
     from alertstation.alerts.service import ImportProblem, import_messages
-    from alertstation.cli import CommandError
+    from alertstation.alerts.trust import trust_for
+    from alertstation.cli import CommandError, open_database
 
-    engine = _engine()
+    settings, engine = open_database()
+    trust = trust_for(settings)
     problems = 0
     try:
         for path in args.files:
@@ -33,7 +35,7 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
                 data = Path(path).read_bytes()
             except OSError as ex:
                 raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
-            for result in import_messages(engine, data, str(path), explicit=True):
+            for result in import_messages(engine, data, str(path), explicit=True, trust=trust):
                 if isinstance(result, ImportProblem):
                     problems += 1
                     print(f"skipped {result.source}: {result.reason}")

@@ -31,14 +31,16 @@ def _open() -> tuple[Settings, Engine]:
 def cmd_poll(args: argparse.Namespace) -> int:
     """Poll every enabled source once (``--once``); print one line per source."""
     from alertstation.alerts.poller import Poller
+    from alertstation.alerts.trust import trust_for
     from alertstation.cli import CommandError
 
     if not args.once:
         raise CommandError("say --once to poll every enabled source now (or see poll sources)")
-    _, engine = _open()
+    settings, engine = _open()
     try:
         progress = _Progress(sys.stderr)
-        outcomes = Poller(engine).poll_all(on_done=progress.done)
+        poller = Poller(engine, trust=trust_for(settings))
+        outcomes = poller.poll_all(on_done=progress.done)
     finally:
         engine.dispose()
     if not outcomes:

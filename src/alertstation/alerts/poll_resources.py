@@ -37,6 +37,7 @@ from alertstation.alerts.poll_sources import (
 )
 from alertstation.alerts.poller import Poller
 from alertstation.alerts.service import ImportProblem, import_messages
+from alertstation.alerts.trust import trust_for
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.context import Station
@@ -99,7 +100,8 @@ class TriggerPoll:
                 ),
                 "poll",
             )
-        outcomes = Poller(station.engine, clock=station.clock).poll_all()
+        poller = Poller(station.engine, clock=station.clock, trust=trust_for(station.settings))
+        outcomes = poller.poll_all()
         if any(outcome.stored for outcome in outcomes):
             self._broadcast.clear()
         answer: dict[str, Any] = {
@@ -201,7 +203,12 @@ class ImportAlert:
                 "alert import",
             )
         results = import_messages(
-            station.engine, data, f"upload {name}", explicit=True, now=station.clock()
+            station.engine,
+            data,
+            f"upload {name}",
+            explicit=True,
+            now=station.clock(),
+            trust=trust_for(station.settings),
         )
         self._broadcast.clear()
         alerts = [r for r in results if not isinstance(r, ImportProblem)]

@@ -4,8 +4,9 @@ One poll of a source:
 
 1. GET its URL (``poll_sources.fetch_url``) with the validators of the last complete answer
    (conditional GET). 304 means nothing new: a success that stores nothing.
-2. A 200 body goes through ``import_messages(..., explicit=False)``: matching decides what is
-   stored, a malformed message is logged with its source and skipped, the rest is stored. An
+2. A 200 body goes through ``import_messages(..., explicit=False, trust=...)``: matching
+   decides what is stored, signatures are checked against the configured anchors, a
+   malformed message is logged with its source and skipped, the rest is stored. An
    ATOM feed is read here instead, entry by entry: an entry that embeds ``<alert>`` is imported
    as that alert; an entry that only links to its CAP document has the document fetched (same
    origin as the feed only, no redirects, the same timeouts, the single-message size limit),
@@ -42,6 +43,7 @@ from alertstation.alerts.poll_sources import display_url, fetch_url, list_source
 from alertstation.alerts.poll_tables import ERROR_WIDTH, poll_source_links, poll_sources
 from alertstation.alerts.service import ImportProblem, import_messages
 from alertstation.alerts.store import IngestResult
+from alertstation.alerts.trust import Trust, trust_for
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
 
@@ -182,7 +184,12 @@ class PollOutcome:
 
 
 class Poller:
-    """Poll sources of one database; the clock, the random source and HTTP client are given."""
+    """Poll sources of one database; the clock, the random source and HTTP client are given.
+
+    ``trust`` is what message signatures are checked against for this poller's life
+    (``alerts.trust.trust_for(settings)``; None: no anchors configured). The worker makes a new
+    poller each round, so a replaced anchor bundle applies from the next round.
+    """
 
     def __init__(
         self,
@@ -192,8 +199,10 @@ class Poller:
         rng: Callable[[], float] = random.random,
         http: HttpClient | None = None,
         parallel: int = MAX_PARALLEL,
+        trust: Trust = None,
     ) -> None:
         self.engine = engine
+        self.trust = trust
         self.clock = clock
         self.rng = rng
         self.http = http or shared_client()
@@ -283,6 +292,10 @@ class Poller:
         _log_outcome(row, outcome)
         return outcome
 
+    def _import(self, body: bytes, where: str, now: datetime) -> list[IngestResult | ImportProblem]:
+        """Import one fetched body: stored only where it matches, signatures checked."""
+        return import_messages(self.engine, body, where, explicit=False, now=now, trust=self.trust)
+
     def _ingest(
         self, row: Row[Any], url: str, fetched: Fetched, outcome: PollOutcome, now: datetime
     ) -> bool:
@@ -290,7 +303,7 @@ class Poller:
         label = f"poll source {row.name!r}"
         entries = atom_entries(fetched.body)
         if entries is None:
-            results = import_messages(self.engine, fetched.body, label, explicit=False, now=now)
+            results = self._import(fetched.body, label, now)
             if _whole_body_failed(results, label):
                 outcome.error = f"unreadable answer: {results[0].reason}"  # type: ignore[union-attr]
                 return False
@@ -314,9 +327,7 @@ class Poller:
         for entry in entries:
             where = f"{label} entry {entry.position}"
             if entry.alert is not None:
-                outcome.count(
-                    import_messages(self.engine, entry.alert, where, explicit=False, now=now)
-                )
+                outcome.count(self._import(entry.alert, where, now))
             elif entry.link:
                 target = urljoin(url, entry.link)
                 links.setdefault(_link_hash(target), target)
@@ -370,9 +381,7 @@ class Poller:
                 continue
             outcome.linked += 1
             where = f"{label} link {display_url(link)}"
-            outcome.count(
-                import_messages(self.engine, document.body, where, explicit=False, now=now)
-            )
+            outcome.count(self._import(document.body, where, now))
             done.append(digest)
         self._remember_links(row.id, set(links), done, now)
         if failures:
@@ -508,7 +517,8 @@ def poll_job(station: Station) -> None:
 
     def run() -> None:
         try:
-            Poller(station.engine, clock=station.clock).poll_due()
+            trust = trust_for(station.settings)
+            Poller(station.engine, clock=station.clock, trust=trust).poll_due()
         except Exception:
             log.exception("alert poll: the round failed")
         finally:

@@ -196,6 +196,8 @@ def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
         "cancelled_at": _iso(row.cancelled_at),
         "codes": codes,
         "in_area": bool(row.in_area),
+        "signature_status": row.signature_status,
+        "signature_reason": row.signature_reason,
     }
 
 

@@ -28,6 +28,7 @@ from alertstation.alerts.tables import (
     cap_alerts,
     eas_forward_queue,
 )
+from alertstation.alerts.trust import Trust, anchors_at, explain_unavailable
 from alertstation.db import bump_generation
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
@@ -152,15 +153,21 @@ def import_messages(
     *,
     explicit: bool = True,
     now: datetime | None = None,
+    trust: Trust = None,
 ) -> list[IngestResult | ImportProblem]:
     """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
 
     Each alert is stored in its own write transaction. A body that cannot be parsed, or one
     entry of a feed that cannot, is logged with its source and reported as an ImportProblem;
     the rest is stored.
+
+    ``trust`` is what signatures are checked against (``alerts.trust.trust_for(settings)``):
+    anchors, checked at ``now`` when given (the time of receipt) unless they carry their own
+    time; ``None`` (no anchors configured: a signed message is recorded failed, never
+    verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
     """
     try:
-        parsed = parse_any(data)
+        parsed = parse_any(data, trust=anchors_at(trust, now))
     except AlertParseError as ex:
         log.warning("alert import: skipped %s: %s", source, ex)
         return [ImportProblem(source, str(ex))]
@@ -173,6 +180,7 @@ def import_messages(
             log.warning("alert import: skipped %s: %s", where, item.reason)
             results.append(ImportProblem(where, item.reason))
             continue
+        item = explain_unavailable(item, trust)
         try:
             with begin_write(engine) as conn:
                 matchers = get_alert_settings(conn).matchers()

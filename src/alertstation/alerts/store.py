@@ -71,8 +71,10 @@ def ingest_alert(
 
     The alert is stored when it matches the storage or broadcast area, when it concerns an
     alert already stored (a reference either way, or a shared VTEC chain), or when
-    ``explicit`` (an operator's import: kept even out of area, flagged so). A sender or
-    identifier longer than ``MAX_KEY_CHARS`` is a ValueError and nothing is written.
+    ``explicit`` (an operator's import: kept even out of area, flagged so). The outcome of
+    the signature check (``alert.signature``) is stored with it; a duplicate keeps the first
+    copy's. A sender or identifier longer than ``MAX_KEY_CHARS`` is a ValueError and nothing
+    is written.
     """
     now = now or utcnow()
     _check_keys(alert)
@@ -172,6 +174,8 @@ def _insert(
         insert(cap_alerts).values(
             **values,
             state=lifecycle.ACTIVE,
+            signature_status=alert.signature.status,
+            signature_reason=alert.signature.reason,
             in_area=in_area,
             stored_area=stored_area,
             explicit=explicit,

@@ -53,6 +53,9 @@ cap_alerts = Table(
     Column("stored_area", Boolean, nullable=False, server_default=false()),
     Column("explicit", Boolean, nullable=False, server_default=false()),
     Column("raw", Text, nullable=False),
+    # verified | unsigned | failed, with the reason (docs/alerts-parsing.md, "Signatures")
+    Column("signature_status", String(16), nullable=False, server_default="unsigned"),
+    Column("signature_reason", Text, nullable=False, server_default="no signature check recorded"),
     Column("received_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     UniqueConstraint("sender", "identifier"),

@@ -42,6 +42,18 @@ def badges(row: Any, now: datetime) -> list[tuple[str, str]]:
     return [("active", "ACTIVE")]
 
 
+SIGNATURE_BADGES = {
+    "verified": ("verified", "Verified"),
+    "unsigned": ("unsigned", "Unsigned"),
+    "failed": ("failed", "Signature failed"),
+}
+
+
+def signature_badge(row: Any) -> tuple[str, str]:
+    """Return the (CSS class, text) badge of an alert's signature check; unknown is failed."""
+    return SIGNATURE_BADGES.get(row.signature_status, SIGNATURE_BADGES["failed"])
+
+
 def _rows(station: Station, wanted: AlertFilter, now: datetime) -> tuple[int, list[dict[str, Any]]]:
     with station.engine.connect() as conn:
         total, rows = search_alerts(conn, wanted, now)
@@ -118,6 +130,7 @@ class AlertDetailPage:
             codes=named,
             vtec=vtec,
             badges=badges(row, station.clock()),
+            signature=signature_badge(row),
             when=when,
         )
 
