@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable
 from typing import Any
 
 import falcon
@@ -36,6 +35,7 @@ from alertstation.alerts.poll_sources import (
     url_host,
 )
 from alertstation.alerts.poller import Poller
+from alertstation.alerts.resources import audit_or_fail
 from alertstation.alerts.service import ImportProblem, import_messages
 from alertstation.alerts.trust import trust_for
 from alertstation.audit.actor import Actor
@@ -71,18 +71,6 @@ RAW_TYPES = (
 _CHUNK = 64 * 1024
 
 
-def _audit(write: Callable[[], Any], what: str) -> None:
-    """Run an audit write; 500 (and nothing done) when it fails."""
-    try:
-        write()
-    except Exception as ex:
-        log.critical("audit write failed; %s NOT done: %r", what, ex)
-        raise AppError(
-            "The action could not be recorded in the audit log, so it was not done.",
-            code="audit_failed",
-        ) from ex
-
-
 class TriggerPoll:
     """POST /admin/trigger_poll: poll every enabled source now; answer per source."""
 
@@ -94,7 +82,7 @@ class TriggerPoll:
         station = self._station
         actor = Actor.from_request(req)
         with begin_write(station.engine) as conn:
-            _audit(
+            audit_or_fail(
                 lambda: station.ledger.record_config_update(
                     conn, actor, "alerts.trigger_poll", [], propagate=True
                 ),
@@ -191,7 +179,7 @@ class ImportAlert:
             "sha256": hashlib.sha256(data).hexdigest(),
         }
         with begin_write(station.engine) as conn:
-            _audit(
+            audit_or_fail(
                 lambda: station.ledger.record(
                     conn,
                     actor,
@@ -263,7 +251,7 @@ class PollSourceCollection:
             except SourceError as ex:
                 raise _invalid(ex) from None
             changed = [name for name, value in config.columns().items() if value not in ("", None)]
-            _audit(
+            audit_or_fail(
                 lambda: audit_change(
                     station.ledger, conn, actor, "created", source_id, config.name, changed
                 ),
@@ -293,7 +281,7 @@ class PollSourceItem:
                 changed = update_source(conn, source_id, config, now)
             except SourceError as ex:
                 raise _invalid(ex) from None
-            _audit(
+            audit_or_fail(
                 lambda: audit_change(
                     station.ledger, conn, actor, "updated", source_id, config.name, changed
                 ),
@@ -307,7 +295,7 @@ class PollSourceItem:
         actor = Actor.from_request(req)
         with begin_write(station.engine) as conn:
             row = _get(conn, source_id)
-            _audit(
+            audit_or_fail(
                 lambda: audit_change(
                     station.ledger, conn, actor, "deleted", source_id, row.name, ["source"]
                 ),

@@ -223,7 +223,7 @@ class AlertsApi:
 # --- administration ---------------------------------------------------------------------------
 
 
-def _audit(write: Callable[[], Any], what: str) -> None:
+def audit_or_fail(write: Callable[[], Any], what: str) -> None:
     """Run an audit write; 500 (and a rollback of the change) when it fails."""
     try:
         write()
@@ -255,7 +255,7 @@ class MarkExpired:
         with begin_write(station.engine) as conn:
             count = expire_due(conn, now=station.clock())
             fields = ["state"] if count else []
-            _audit(
+            audit_or_fail(
                 lambda: station.ledger.record_config_update(
                     conn, actor, "alerts.mark_expired", fields, propagate=True
                 ),
@@ -286,7 +286,7 @@ class ClearExpired:
                     select(_A.id).where(_A.state.in_(ENDED_STATES), _A.updated_at < cutoff)
                 ).scalars()
             )
-            _audit(
+            audit_or_fail(
                 lambda: station.ledger.record_config_update(
                     conn, actor, "alerts.clear_expired", ["alerts"] if ids else [], propagate=True
                 ),
@@ -377,7 +377,7 @@ class AlertAdmin:
             if row.state != before.state:
                 fields = sorted({*fields, "state"})
             details = {"fields": fields, "reason": reason, "identifier": before.identifier}
-            _audit(
+            audit_or_fail(
                 lambda: station.ledger.record(
                     conn,
                     actor,

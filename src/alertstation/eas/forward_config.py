@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any, Final
@@ -68,11 +69,18 @@ def check_station_id(value: Any, name: str = "station_id") -> str:
     return text
 
 
-def check_unknown(body: dict[str, Any], known: tuple[str, ...]) -> None:
-    """Refuse a body that names a field the settings do not have."""
-    unknown = sorted(set(body) - set(known))
+def check_body(body: dict[str, Any], checks: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """Return the checked fields of a (partial) settings body; 422 naming a bad field.
+
+    ``checks`` maps every field the settings have to its check; a body naming another field, or
+    no field at all, is refused.
+    """
+    unknown = sorted(set(body) - set(checks))
     if unknown:
         raise Invalid(f"unknown field {unknown[0]}", field=unknown[0])
+    if not body:
+        raise Invalid(f"send at least one of {', '.join(checks)}", field=next(iter(checks)))
+    return {name: checks[name](value) for name, value in body.items()}
 
 
 def _attention(value: Any) -> float:
@@ -109,10 +117,7 @@ _CHECKS = {
 
 def read_changes(body: dict[str, Any]) -> dict[str, Any]:
     """Return the checked fields of a (partial) settings body; 422 naming a bad field."""
-    check_unknown(body, FIELDS)
-    if not body:
-        raise Invalid(f"send at least one of {', '.join(FIELDS)}", field="enabled")
-    return {name: _CHECKS[name](value) for name, value in body.items()}
+    return check_body(body, _CHECKS)
 
 
 def get_forward_settings(conn: Connection) -> ForwardSettings:

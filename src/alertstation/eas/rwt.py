@@ -35,9 +35,9 @@ from alertstation.eas import archive, onair, settings_airing, voice
 from alertstation.eas.audio import render_message
 from alertstation.eas.forward_config import (
     DEFAULT_STATION_ID,
+    check_body,
     check_bool,
     check_station_id,
-    check_unknown,
 )
 from alertstation.eas.forward_tables import eas_rwt_schedule
 from alertstation.eas.manual import ATTENTION_SECONDS, NO_ATTENTION_EVENTS
@@ -216,10 +216,7 @@ _CHECKS = {
 
 def read_changes(body: dict[str, Any]) -> dict[str, Any]:
     """Return the checked fields of a (partial) schedule body; 422 naming a bad field."""
-    check_unknown(body, FIELDS)
-    if not body:
-        raise Invalid(f"send at least one of {', '.join(FIELDS)}", field="enabled")
-    return {name: _CHECKS[name](value) for name, value in body.items()}
+    return check_body(body, _CHECKS)
 
 
 def _row(conn: Connection) -> Any:
