@@ -27,6 +27,7 @@ from alertstation.http.routing import Route, RouteRegistry, check_responders_dec
 from alertstation.http.templates import Templates
 from alertstation.security import autoban_routes, center_routes, geoip_routes, hostban_routes
 from alertstation.security import routes as security_routes
+from alertstation.security.autoban import AutoBanMiddleware
 from alertstation.security.gate import BanCache, BanGate
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
@@ -116,6 +117,7 @@ def create_app(
                 settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)
             ),
             BanGate(station.bans),
+            AutoBanMiddleware(station),
             *identity_middleware,
             AuthorizationMiddleware(registry, settings.max_request_bytes),
         ],

@@ -14,6 +14,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Forbidden, Invalid, NotFound, Unauthorized
 from alertstation.http.bodies import form_or_json, json_object, optional_bool, string_field
+from alertstation.security import autoban
 from alertstation.security.service import require_login_allowed
 
 LOGIN_FAILED = "Unknown username or wrong password, or the account is disabled."
@@ -71,6 +72,7 @@ class Login:
                 target=username or None,
                 details={"username": username},
             )
+            autoban.login_failed(station, req, username)
             if as_json:
                 raise Unauthorized(LOGIN_FAILED, code="invalid_credentials")
             resp.status = falcon.HTTP_401

@@ -1,9 +1,29 @@
-"""Routes (filled in by their feature)."""
+"""Routes of the automatic-ban settings."""
 
 from alertstation.context import Station
-from alertstation.http.routing import Route
+from alertstation.http.routing import Route, permission
+from alertstation.security.autoban_resources import AutobanSettingsResource
+
+PATH = "/admin/security/autoban"
 
 
 def routes(station: Station) -> list[Route]:
-    """Return the routes."""
-    return []
+    """Return the automatic-ban settings routes."""
+    resource = AutobanSettingsResource(station)
+    return [
+        Route(
+            "GET",
+            PATH,
+            resource,
+            permission("system.view_config"),
+            summary="Automatic-ban detectors and event retention",
+        ),
+        Route(
+            "PUT",
+            PATH,
+            resource,
+            permission("system.configure"),
+            summary="Change the automatic-ban detectors",
+            max_body=16_384,
+        ),
+    ]

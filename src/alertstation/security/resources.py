@@ -95,7 +95,7 @@ class IpFilterCollection:
                 target=created.value,
                 details=_audit_details(created, reason=created.reason, confirm_lockout=confirm),
             )
-        _after_change(station)
+        after_change(station)
         resp.status = falcon.HTTP_201
         resp.media = {"filter": created.as_dict(now)}
 
@@ -134,7 +134,7 @@ class IpFilterItem:
                     details=_audit_details(entry, fields=changed, confirm_lockout=confirm),
                 )
         if changed:
-            _after_change(station)
+            after_change(station)
         resp.media = {"filter": entry.as_dict(now), "changed": changed}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, id: int) -> None:
@@ -157,11 +157,11 @@ class IpFilterItem:
                 target=entry.value,
                 details=_audit_details(entry, confirm_lockout=confirm),
             )
-        _after_change(station)
+        after_change(station)
         resp.media = {"deleted": entry.id}
 
 
-def _after_change(station: Station) -> None:
+def after_change(station: Station) -> None:
     """Rebuild this worker's ban table now and mirror the change to the host firewall."""
     station.bans.clear()
     hostban_service.mirror_change(station)
