@@ -32,6 +32,7 @@ from alertstation.db.migrate import head_revision
 from alertstation.db.types import utcnow
 from alertstation.system.service import check_health
 from alertstation.version import __version__
+from alertstation.worker.heartbeat import read_heartbeat
 
 
 class Airing(Protocol):
@@ -137,18 +138,21 @@ class SystemStatusApi:
 
         health = check_health(self._station.engine, self._head)
         active = self._broadcast.counts()[0] if health.database_ok else None
-        sources = None
+        sources = worker = None
+        catalog_size = 0
         if health.database_ok and health.schema_current:
             now = self._station.clock()
             with self._station.engine.connect() as conn:
                 sources = [public_health(row, now) for row in list_sources(conn)]
+                worker = read_heartbeat(conn, now)
+            catalog_size = len(self._station.zones.index().zones)
         return {
             "version": __version__,
             "database": "ok" if health.database_ok else "unreachable",
             "schema": "current" if health.schema_current else "needs migration",
-            "zone_catalog_size": self._station.zones.size,
+            "zone_catalog_size": catalog_size,
             "active_alerts": active,
-            "worker_heartbeat": None,
+            "worker_heartbeat": worker,
             "sources": sources,
         }
 

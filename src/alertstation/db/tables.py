@@ -1,6 +1,6 @@
 """Platform tables that belong to no single domain."""
 
-from sqlalchemy import BigInteger, Column, String, Table
+from sqlalchemy import BigInteger, CheckConstraint, Column, Integer, String, Table
 
 from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
@@ -12,4 +12,16 @@ generations = Table(
     Column("name", String(64), primary_key=True),
     Column("value", BigInteger, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# The leading worker's heartbeat: one row, rewritten every few seconds by the leader.
+worker_heartbeat = Table(
+    "worker_heartbeat",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("leader_since", UTCDateTime, nullable=False),
+    Column("beat_at", UTCDateTime, nullable=False),
+    CheckConstraint("id = 1", name="single_row"),
 )

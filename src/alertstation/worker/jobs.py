@@ -15,6 +15,7 @@ from alertstation.eas.forward import forward_job, rwt_job
 from alertstation.security.autoban import autoban_job
 from alertstation.security.hostban_service import heal_job
 from alertstation.security.service import deactivate_expired_job
+from alertstation.worker import heartbeat
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def ping_database(station: Station) -> None:
 
 
 JOBS: tuple[Job, ...] = (
+    Job("worker-heartbeat", heartbeat.INTERVAL, heartbeat.beat),
     Job("sqlite-wal-checkpoint", 600.0, checkpoint_sqlite_wal),
     Job("database-ping", 60.0, ping_database),
     Job("audit-checkpoint", 3600.0, append_audit_checkpoint),
