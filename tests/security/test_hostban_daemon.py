@@ -378,3 +378,25 @@ def test_mirror_off_empties_the_jail_at_once_and_on_repushes(
     applied = configure(admin, daemon, mirror_enabled=False)
     assert applied.status_code == 200, applied.text
     assert daemon.banned(APP_JAIL) == []
+
+
+def test_automatic_ban_and_its_expiry_reach_the_jail(
+    station: Station, admin: SignedIn, daemon: Daemon, engine: Engine
+) -> None:
+    applied = configure(admin, daemon, mirror_enabled=True)
+    assert applied.status_code == 200, applied.text
+    prober = "203.0.113.66"
+    answers = [
+        station.client.simulate_get(path, remote_addr=prober).status_code
+        for path in ("/wp-login.php", "/.env", "/phpmyadmin/index.php")
+    ]
+    assert answers[-1] == 403, answers  # the third probe trips the detector and is refused
+    with engine.connect() as conn:
+        row = conn.execute(select(ip_filters).where(ip_filters.c.value == prober)).one()
+    assert row.source == "malicious_request" and row.active
+    assert daemon.banned(APP_JAIL) == [prober], "an automatic ban is mirrored like a manual one"
+    daemon.wait_read(prober)
+
+    station.clock.advance(days=2)  # past the detector's ban length: expiry lifts it in the jail
+    hs.heal_job(station.app.station)
+    assert daemon.banned(APP_JAIL) == []
