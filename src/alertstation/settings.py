@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class Settings:
     log_level: str = "INFO"
     log_format: str = "json"
     max_request_bytes: int = 1_048_576
+    contact: str = ""
     ipaws_trust_anchors: Path | None = None
 
     @property
@@ -80,6 +82,7 @@ class Settings:
             ),
             log_format=_choice(env, "ALERTSTATION_LOG_FORMAT", "json", ("json", "text")),
             max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
+            contact=check_contact(env.get("ALERTSTATION_CONTACT", "")),
             ipaws_trust_anchors=Path(anchors_path).resolve() if anchors_path else None,
         )
 
@@ -104,6 +107,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ALERTSTATION_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR"),
     Variable("ALERTSTATION_LOG_FORMAT", "json or text"),
     Variable("ALERTSTATION_MAX_REQUEST_BYTES", "Largest request body accepted, in bytes"),
+    Variable("ALERTSTATION_CONTACT", "Contact (e-mail or URL) sent to alert feeds in User-Agent"),
     Variable(
         "ALERTSTATION_IPAWS_TRUST_ANCHORS",
         "PEM bundle of the certificates IPAWS message signatures must chain to",
@@ -147,6 +151,25 @@ def _check_anchor_bundle(value: str) -> None:
         check_bundle(Path(value))
     except ValueError as ex:
         raise SettingsError(f"ALERTSTATION_IPAWS_TRUST_ANCHORS: {ex}") from None
+
+
+MAX_CONTACT_LENGTH = 200
+_CONTACT = re.compile(r"[A-Za-z0-9@.:/+_~%=?&#-]+( [A-Za-z0-9@.:/+_~%=?&#-]+)*")
+
+
+def check_contact(value: str) -> str:
+    """Return the station contact (e-mail or URL) for HTTP User-Agent headers, or "".
+
+    Feeds such as the agency's alert API ask clients to name a contact; the value goes into a
+    header, so only printable URL and address characters and single spaces are accepted.
+    """
+    value = value.strip()
+    if value and (len(value) > MAX_CONTACT_LENGTH or not _CONTACT.fullmatch(value)):
+        raise SettingsError(
+            f"ALERTSTATION_CONTACT must be an e-mail address or URL of at most "
+            f"{MAX_CONTACT_LENGTH} characters (letters, digits, @.:/+_~%=?&#- and single spaces)"
+        )
+    return value
 
 
 def read_env_file(path: Path) -> dict[str, str]:

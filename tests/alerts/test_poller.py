@@ -24,6 +24,7 @@ from alertstation.alerts.poller import (
     Poller,
     backoff_delay,
     poll_job,
+    poller_for,
     wait_for_poll_job,
 )
 from alertstation.alerts.service import set_alert_settings
@@ -31,7 +32,7 @@ from alertstation.alerts.tables import cap_alerts
 from alertstation.db.engine import begin_write
 from alertstation.version import __version__
 from tests.alerts.feed_server import Canned, FeedServer, running_server
-from tests.support import Clock, StationHarness, clear_tables
+from tests.support import Clock, StationHarness, clear_tables, make_settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
 FEED = (FIXTURES / "api_feed.json").read_bytes()
@@ -543,3 +544,16 @@ def test_poll_job_runs_in_the_background_one_round_at_a_time(
     poll_job(station.app.station)  # the source is due again, but the first round still runs
     wait_for_poll_job(10)
     assert len(server.seen()) == 1
+
+
+@pytest.mark.parametrize("contact", ["", "ops@station.example"])
+def test_the_station_poller_names_its_contact_in_user_agent(
+    db: Engine, server: FeedServer, clock: Clock, tmp_path: Path, contact: str
+) -> None:
+    server.serve("/feed.json", Canned(FEED, content_type="application/geo+json"))
+    add_source(db, clock, name="api", kind="cap-xml", url=server.url("/feed.json"))
+    settings = make_settings(tmp_path, "sqlite://", contact=contact)
+    poller_for(db, settings, clock=clock).poll_all()
+    agent = server.seen("/feed.json")[0].headers["user-agent"]
+    assert agent.startswith(f"AlertStation/{__version__} (CAP alert poller")
+    assert agent.endswith(f"; {contact})" if contact else "poller)")

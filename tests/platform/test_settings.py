@@ -48,8 +48,10 @@ def test_spec_names_are_read(tmp_path: Path) -> None:
             "WX_ZONE_DBF_PATH": str(tmp_path / "z.dbf"),
             "DATABASE_URL": "postgresql://u:p@db/station",
             "ALERTSTATION_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8",
+            "ALERTSTATION_CONTACT": " ops@station.example ",
         }
     )
+    assert settings.contact == "ops@station.example"
     assert settings.session_lifetime_hours == 1.5
     assert settings.wx_zone_dbf_path == (tmp_path / "z.dbf").resolve()
     assert settings.database_url == "postgresql+psycopg://u:p@db/station"
@@ -65,6 +67,8 @@ def test_spec_names_are_read(tmp_path: Path) -> None:
         ("ALERTSTATION_TRUSTED_PROXIES", "10.0.0.300", "ALERTSTATION_TRUSTED_PROXIES"),
         ("ALERTSTATION_LOG_LEVEL", "loud", "must be one of"),
         ("DATABASE_URL", "mysql://x/y", "not supported"),
+        ("ALERTSTATION_CONTACT", "ops@station.example\r\nX-Injected: 1", "ALERTSTATION_CONTACT"),
+        ("ALERTSTATION_CONTACT", "x" * 201, "at most 200"),
     ],
 )
 def test_bad_values_are_refused_with_the_variable_named(

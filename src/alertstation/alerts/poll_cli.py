@@ -30,8 +30,7 @@ def _open() -> tuple[Settings, Engine]:
 
 def cmd_poll(args: argparse.Namespace) -> int:
     """Poll every enabled source once (``--once``); print one line per source."""
-    from alertstation.alerts.poller import Poller
-    from alertstation.alerts.trust import trust_for
+    from alertstation.alerts.poller import poller_for
     from alertstation.cli import CommandError
 
     if not args.once:
@@ -39,7 +38,7 @@ def cmd_poll(args: argparse.Namespace) -> int:
     settings, engine = _open()
     try:
         progress = _Progress(sys.stderr)
-        poller = Poller(engine, trust=trust_for(settings))
+        poller = poller_for(engine, settings)
         outcomes = poller.poll_all(on_done=progress.done)
     finally:
         engine.dispose()

@@ -27,6 +27,13 @@ from urllib3 import exceptions as u3
 from alertstation.version import __version__
 
 USER_AGENT = f"AlertStation/{__version__} (CAP alert poller)"
+
+
+def user_agent_for(contact: str = "") -> str:
+    """Return the poller's User-Agent, naming the station's contact when one is configured."""
+    return f"AlertStation/{__version__} (CAP alert poller; {contact})" if contact else USER_AGENT
+
+
 ACCEPT = "application/geo+json, application/json;q=0.9, application/cap+xml, " + (
     "application/atom+xml, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1"
 )

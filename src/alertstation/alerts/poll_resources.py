@@ -34,7 +34,7 @@ from alertstation.alerts.poll_sources import (
     update_source,
     url_host,
 )
-from alertstation.alerts.poller import Poller
+from alertstation.alerts.poller import poller_for
 from alertstation.alerts.resources import audit_or_fail
 from alertstation.alerts.service import ImportProblem, import_messages
 from alertstation.alerts.trust import trust_for
@@ -88,7 +88,7 @@ class TriggerPoll:
                 ),
                 "poll",
             )
-        poller = Poller(station.engine, clock=station.clock, trust=trust_for(station.settings))
+        poller = poller_for(station.engine, station.settings, clock=station.clock)
         outcomes = poller.poll_all()
         if any(outcome.stored for outcome in outcomes):
             self._broadcast.clear()

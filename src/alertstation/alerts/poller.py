@@ -38,7 +38,7 @@ from sqlalchemy import Engine, Row, delete, insert, or_, select, update
 
 from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_MESSAGE_BYTES, AlertParseError
 from alertstation.alerts.poll_atom import AtomEntry, atom_entries
-from alertstation.alerts.poll_http import Fetched, FetchError, HttpClient, Limits
+from alertstation.alerts.poll_http import Fetched, FetchError, HttpClient, Limits, user_agent_for
 from alertstation.alerts.poll_sources import display_url, fetch_url, list_sources
 from alertstation.alerts.poll_tables import ERROR_WIDTH, poll_source_links, poll_sources
 from alertstation.alerts.service import ImportProblem, import_messages
@@ -46,6 +46,7 @@ from alertstation.alerts.store import IngestResult
 from alertstation.alerts.trust import Trust, trust_for
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
+from alertstation.settings import Settings
 
 if TYPE_CHECKING:
     from alertstation.context import Station
@@ -66,17 +67,17 @@ MAX_PROBLEMS = 20
 MAX_PARALLEL = 4
 
 _C = poll_sources.c
-_shared_client: HttpClient | None = None
+_shared_clients: dict[str, HttpClient] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_client() -> HttpClient:
-    """Return the process's HTTP client (one connection pool for every poll)."""
-    global _shared_client
+def shared_client(contact: str = "") -> HttpClient:
+    """Return the process's HTTP client for this contact (one connection pool for every poll)."""
     with _shared_lock:
-        if _shared_client is None:
-            _shared_client = HttpClient()
-        return _shared_client
+        client = _shared_clients.get(contact)
+        if client is None:
+            client = _shared_clients[contact] = HttpClient(user_agent_for(contact))
+        return client
 
 
 def backoff_delay(
@@ -505,6 +506,15 @@ _job_lock = threading.Lock()
 _job_thread: threading.Thread | None = None
 
 
+def poller_for(
+    engine: Engine, settings: Settings, *, clock: Callable[[], datetime] = utcnow
+) -> Poller:
+    """Return a poller with the station's trust anchors and its contact in User-Agent."""
+    return Poller(
+        engine, clock=clock, trust=trust_for(settings), http=shared_client(settings.contact)
+    )
+
+
 def poll_job(station: Station) -> None:
     """Start polling the due sources in the background, unless the last round still runs.
 
@@ -517,8 +527,7 @@ def poll_job(station: Station) -> None:
 
     def run() -> None:
         try:
-            trust = trust_for(station.settings)
-            Poller(station.engine, clock=station.clock, trust=trust).poll_due()
+            poller_for(station.engine, station.settings, clock=station.clock).poll_due()
         except Exception:
             log.exception("alert poll: the round failed")
         finally:
