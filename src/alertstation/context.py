@@ -12,6 +12,7 @@ from alertstation.audit.ledger import AuditLedger
 from alertstation.db.types import utcnow
 from alertstation.eas.airing import AiringState
 from alertstation.http.templates import Templates
+from alertstation.security.autoban_settings import AutobanSettingsCache
 from alertstation.security.gate import BanCache
 from alertstation.settings import Settings
 from alertstation.zones.catalog import ZoneCatalog
@@ -29,9 +30,11 @@ class Station:
     bans: BanCache
     clock: Callable[[], datetime] = field(default=utcnow)
     airing: AiringState = field(init=False)  # the airing queue's active flag, from the engine
+    autoban_settings: AutobanSettingsCache = field(init=False)  # automatic-ban thresholds
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "airing", AiringState(self.engine))
+        object.__setattr__(self, "autoban_settings", AutobanSettingsCache(self.engine))
 
     @property
     def session_lifetime(self) -> timedelta:

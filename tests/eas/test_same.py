@@ -395,3 +395,17 @@ def test_header_is_frozen_and_hashable() -> None:
         header.org = "WXR"  # type: ignore[misc]
     assert {header: 1}[SameHeader.parse(REAL_HEADERS[0])] == 1
     assert str(header) == REAL_HEADERS[0]
+
+
+@given(st.integers(min_value=1, max_value=7000 * 60))
+def test_round_up_purge_is_the_shortest_legal_purge_at_least_as_long(seconds: int) -> None:
+    duration = timedelta(seconds=seconds)
+    purge = same.round_up_purge(duration)
+    SameHeader.build("WXR", "TOR", ["048439"], purge, "KXYZ/NWS", issued=(1, 0, 0))  # legal
+    if duration >= same.MAX_PURGE:
+        assert purge == same.MAX_PURGE
+        return
+    assert purge >= duration
+    minutes = int(purge.total_seconds() // 60)
+    shorter = timedelta(minutes=minutes - same.purge_step(minutes - 1))
+    assert shorter < duration  # the next legal purge down would be too short

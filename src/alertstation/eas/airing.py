@@ -19,7 +19,6 @@ generation check it already makes at most once a second.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -30,6 +29,7 @@ from sqlalchemy import Connection, Engine, func, select
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import GenerationCache, bump_generation
 from alertstation.eas.airing_tables import ORIGINS, eas_airing_queue
+from alertstation.eas.same import SameHeader
 from alertstation.eas.tables import eas_archive
 
 GENERATION: Final[str] = "eas_airing"
@@ -42,7 +42,6 @@ INTERRUPTED: Final[str] = (
     "interrupted: the worker stopped while this message was on the air; "
     "it is not aired again automatically (resend it if it must air)"
 )
-_PURGE = re.compile(r"\+([0-9]{2})([0-9]{2})-")
 
 _q = eas_airing_queue.c
 _a = eas_archive.c
@@ -143,11 +142,11 @@ def is_busy(conn: Connection) -> bool:
 
 
 def purge_delta(header: str) -> timedelta | None:
-    """Return the purge time (``+TTTT-``) of a header, None when it has none."""
-    match = _PURGE.search(header)
-    if match is None:
+    """Return the purge time of a header, None when it is not a valid SAME header."""
+    try:
+        return SameHeader.parse(header).purge
+    except ValueError:
         return None
-    return timedelta(hours=int(match.group(1)), minutes=int(match.group(2)))
 
 
 def _expired(row: Any, now: datetime) -> bool:

@@ -18,10 +18,11 @@ from typing import Any, Final
 from sqlalchemy import Connection, select
 
 from alertstation.eas.forward_tables import eas_forward_settings
+from alertstation.eas.same import DEFAULT_STATION_ID
 from alertstation.errors import Invalid
+from alertstation.http.bodies import check_bool
 
 SETTINGS_ROW: Final[int] = 1
-DEFAULT_STATION_ID: Final[str] = "ALRTSTN"
 MIN_ATTENTION: Final[float] = 8.0
 MAX_ATTENTION: Final[float] = 25.0
 MAX_AGE_LIMIT: Final[int] = 24 * 60
@@ -47,13 +48,6 @@ class ForwardSettings:
 
 
 FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in fields(ForwardSettings))
-
-
-def check_bool(value: Any, name: str) -> bool:
-    """Return a JSON boolean; 422 naming the field for anything else."""
-    if not isinstance(value, bool):
-        raise Invalid(f"{name} must be true or false", field=name)
-    return value
 
 
 def check_station_id(value: Any, name: str = "station_id") -> str:

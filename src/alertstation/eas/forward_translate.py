@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from alertstation.alerts.matching import STATE_FIPS, GeocodeMatcher
-from alertstation.eas.same import MAX_LOCATIONS, MAX_PURGE
+from alertstation.eas.same import MAX_LOCATIONS, round_up_purge
 
 ORIGINATOR: Final[str] = "WXR"
 NATION: Final[str] = "000000"
@@ -190,13 +189,9 @@ def purge_for(expires: datetime | None, issued: datetime) -> timedelta:
     """
     if expires is None:
         return DEFAULT_PURGE
-    seconds = (expires - issued).total_seconds()
-    if seconds <= 0:
+    if expires <= issued:
         raise ValueError(f"purge time: the alert expired at {expires.isoformat()}")
-    minutes = math.ceil(seconds / 60)
-    step = 15 if minutes <= 60 else 30
-    minutes = math.ceil(minutes / step) * step
-    return min(timedelta(minutes=minutes), MAX_PURGE)
+    return round_up_purge(expires - issued)
 
 
 def _speakable(text: str) -> str:

@@ -29,7 +29,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive, onair, outputs, settings_airing, voice
 from alertstation.eas.audio import render_message, write_wav
-from alertstation.eas.same import MAX_LOCATIONS, SameHeader
+from alertstation.eas.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
 from alertstation.eas.tables import eas_activations
 from alertstation.errors import Invalid, NotFound, ServiceUnavailable
 
@@ -38,7 +38,6 @@ log = logging.getLogger("alertstation.eas")
 SAMPLE_RATE: Final[int] = 22050  # preview and upload rate; sends use the airing sample rate
 ATTENTION_SECONDS: Final[float] = 8.0
 NO_ATTENTION_EVENTS: Final[frozenset[str]] = frozenset({"RWT"})  # weekly tests send no tone
-DEFAULT_STATION_ID: Final[str] = "ALRTSTN"
 DEFAULT_ORG: Final[str] = "EAS"
 DEFAULT_PURGE: Final[str] = "0100"
 VOICE_DIR: Final[str] = "eas-manual"

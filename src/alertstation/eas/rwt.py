@@ -33,16 +33,12 @@ from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive, onair, settings_airing, voice
 from alertstation.eas.audio import render_message
-from alertstation.eas.forward_config import (
-    DEFAULT_STATION_ID,
-    check_body,
-    check_bool,
-    check_station_id,
-)
+from alertstation.eas.forward_config import check_body, check_station_id
 from alertstation.eas.forward_tables import eas_rwt_schedule
 from alertstation.eas.manual import ATTENTION_SECONDS, NO_ATTENTION_EVENTS
-from alertstation.eas.same import MAX_LOCATIONS, SameHeader
+from alertstation.eas.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
 from alertstation.errors import Invalid
+from alertstation.http.bodies import check_bool
 
 if TYPE_CHECKING:
     from alertstation.context import Station

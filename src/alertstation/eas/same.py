@@ -9,6 +9,7 @@ message starts with the name of the bad field (``"location code 3: …"``).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +19,7 @@ START_CODE: Final[str] = "ZCZC"
 EOM_CODE: Final[str] = "NNNN"
 MAX_LOCATIONS: Final[int] = 31
 STATION_ID_LENGTH: Final[int] = 8
+DEFAULT_STATION_ID: Final[str] = "ALRTSTN"  # until an operator names the station
 MAX_PURGE: Final[timedelta] = timedelta(hours=99, minutes=30)
 
 ORIGINATORS: Final[dict[str, str]] = {
@@ -195,6 +197,18 @@ def _is_leap(year: int) -> bool:
     return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
+def purge_step(minutes: int) -> int:
+    """Return the legal purge-time step at ``minutes``: 15 up to one hour, 30 beyond."""
+    return 15 if minutes <= 60 else 30
+
+
+def round_up_purge(duration: timedelta) -> timedelta:
+    """Return the shortest legal purge time at least ``duration`` long, at most 99 h 30 min."""
+    minutes = math.ceil(duration.total_seconds() / 60)
+    step = purge_step(minutes)
+    return min(timedelta(minutes=math.ceil(minutes / step) * step), MAX_PURGE)
+
+
 def _check_purge(purge: object) -> timedelta:
     """Return the purge time as a timedelta, or raise ValueError naming the purge time."""
     if isinstance(purge, tuple) and len(purge) == 2:
@@ -214,8 +228,7 @@ def _check_purge(purge: object) -> timedelta:
         raise ValueError(f"purge time: must be a positive whole number of minutes, got {purge}")
     if purge > MAX_PURGE:
         raise ValueError(f"purge time: must be at most 99 h 30 min, got {purge}")
-    step = 15 if minutes_total <= 60 else 30
-    if minutes_total % step:
+    if minutes_total % purge_step(minutes_total):
         raise ValueError(
             "purge time: must be in 15-minute steps up to one hour and 30-minute steps beyond, "
             f"got {minutes_total // 60:02d}{minutes_total % 60:02d}"

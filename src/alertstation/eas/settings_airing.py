@@ -22,6 +22,7 @@ from sqlalchemy import Connection, select
 
 from alertstation.eas.airing_tables import eas_airing_settings
 from alertstation.errors import Invalid
+from alertstation.http.bodies import check_bool
 
 SETTINGS_ID: Final[int] = 1
 SAMPLE_RATES: Final[tuple[int, ...]] = (8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000)
@@ -94,12 +95,6 @@ def load(conn: Connection) -> AiringSettings:
     )
 
 
-def _bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise Invalid(f"{name} must be true or false", field=name)
-    return value
-
-
 def _int(value: Any, name: str, low: int, high: int) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
@@ -146,14 +141,14 @@ def _password(value: Any, name: str) -> str:
 
 _CHECKS: Final[dict[str, Callable[[Any, str], Any]]] = {
     "sample_rate": _sample_rate,
-    "icecast_enabled": _bool,
+    "icecast_enabled": check_bool,
     "icecast_host": lambda v, n: _text(v, n, _HOST, "a host name or IP address, e.g. 127.0.0.1"),
     "icecast_port": lambda v, n: _int(v, n, 1, 65535),
     "icecast_mount": _mount,
     "icecast_username": _username,
     PASSWORD_FIELD: _password,
-    "icecast_tls": _bool,
-    "alsa_enabled": _bool,
+    "icecast_tls": check_bool,
+    "alsa_enabled": check_bool,
     "alsa_device": lambda v, n: _text(
         v, n, _DEVICE, "an ALSA device name such as default or hw:0,0"
     ),

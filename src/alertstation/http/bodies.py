@@ -37,10 +37,15 @@ def string_field(body: dict[str, Any], name: str, *, max_length: int = 1024) -> 
     return value
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """Return a JSON boolean; 422 naming the field for anything else."""
+    if not isinstance(value, bool):
+        raise Invalid(f"{name} must be true or false", field=name)
+    return value
+
+
 def optional_bool(body: dict[str, Any], name: str) -> bool | None:
     """Return a boolean field when present; 422 when it is not a boolean."""
     if name not in body or body[name] is None:
         return None
-    if not isinstance(body[name], bool):
-        raise Invalid(f"{name} must be true or false", field=name)
-    return body[name]
+    return check_bool(body[name], name)

@@ -53,7 +53,6 @@ from alertstation.security.autoban_settings import (
     Rule,
     load_settings,
     path_pattern,
-    settings_cache,
 )
 from alertstation.security.gate import BANNED, STATIC_PREFIX
 from alertstation.security.resources import after_change
@@ -220,7 +219,7 @@ class AutoBanMiddleware:
 
     def __init__(self, station: Station, *, capacity: int = DEFAULT_CAPACITY) -> None:
         self._station = station
-        self._settings = settings_cache(station)
+        self._settings = station.autoban_settings
         self._capacity = capacity
         self._lock = threading.Lock()
         self._current: _Watch | None = None

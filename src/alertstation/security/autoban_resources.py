@@ -41,7 +41,7 @@ class AutobanSettingsResource:
             station.ledger.record_config_update(
                 conn, Actor.from_request(req), settings.SECTION, changed
             )
-        settings.settings_cache(station).clear()
+        station.autoban_settings.clear()
         resp.media = {"settings": saved.as_dict(), "changed": changed}
 
 

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Column, Connection, Engine, Table, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -28,9 +26,6 @@ from alertstation.db.generations import GenerationCache, bump_generation
 from alertstation.db.types import as_utc
 from alertstation.errors import Invalid
 from alertstation.security.event_tables import AUTOBAN_GENERATION, autoban_rules, autoban_settings
-
-if TYPE_CHECKING:
-    from alertstation.context import Station
 
 log = logging.getLogger("alertstation.security.autoban")
 
@@ -342,27 +337,3 @@ class AutobanSettingsCache:
         """Reload on the next get() (call after saving in this process)."""
         self._cache.clear()
         self._retry_at = float("-inf")
-
-
-_caches: dict[int, AutobanSettingsCache] = {}
-_caches_lock = threading.Lock()
-
-
-def settings_cache(station: Station) -> AutobanSettingsCache:
-    """Return the settings cache of ``station`` (one per station, as its ban table is).
-
-    The middleware reads it and the settings resource clears it after a save, so a change
-    applies in the saving process at once.
-    """
-    key = id(station)
-    with _caches_lock:
-        cache = _caches.get(key)
-        if cache is None:
-            cache = _caches[key] = AutobanSettingsCache(station.engine)
-            weakref.finalize(station, _forget_cache, key)
-        return cache
-
-
-def _forget_cache(key: int) -> None:
-    with _caches_lock:
-        _caches.pop(key, None)

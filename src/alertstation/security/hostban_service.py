@@ -36,6 +36,7 @@ from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.db.types import as_utc
 from alertstation.errors import AppError, Invalid
+from alertstation.http.bodies import check_bool
 from alertstation.security import hostban_log, service
 from alertstation.security.entries import NewFilter
 from alertstation.security.hostban import (
@@ -166,8 +167,7 @@ def validate_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
 
 def _check_field(name: str, value: Any) -> None:
     if name in BOOLEANS:
-        if not isinstance(value, bool):
-            raise Invalid(f"{name} must be true or false", field=name)
+        check_bool(value, name)
     elif name == "ssh_ban_seconds":
         if isinstance(value, bool) or not isinstance(value, int):
             raise Invalid("ssh_ban_seconds must be a whole number", field=name)
