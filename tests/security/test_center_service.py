@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-import types
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from importlib import import_module
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Connection
 
 from alertstation.security import center_service as cs
+from alertstation.security.autoban_settings import load_settings as load_autoban_settings
 from alertstation.security.hostban_service import HostbanSettings
 from alertstation.security.hostban_tables import DEFAULTS
 
@@ -98,29 +94,8 @@ def test_host_firewall_state_counts() -> None:
     assert cs.host_firewall_state(off, desired, full)["firewall_pending"] == 0
 
 
-@dataclass(frozen=True)
-class FakeRule:
-    enabled: bool
-
-
-@dataclass(frozen=True)
-class FakeSettings:
-    rules: dict[str, FakeRule]
-
-
-def fake_reader_module(
-    monkeypatch: pytest.MonkeyPatch, reader: Callable[[Connection], object] | None
-) -> None:
-    """Point the overview at a stand-in settings module offering ``reader`` (or nothing)."""
-    module = types.ModuleType("center_test_autoban_settings")
-    if reader is not None:
-        module.load_settings = reader  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(cs, "AUTOBAN_SETTINGS", module.__name__)
-
-
 def test_automatic_bans_state_reads_the_real_settings(conn: Connection) -> None:
-    settings = import_module(cs.AUTOBAN_SETTINGS).load_settings(conn)
+    settings = load_autoban_settings(conn)
     expected = {source: rule.enabled for source, rule in settings.rules.items()}
     assert expected, "the reader lists its detectors"
     assert cs.automatic_bans_state(conn) == {
@@ -130,26 +105,13 @@ def test_automatic_bans_state_reads_the_real_settings(conn: Connection) -> None:
     }
 
 
-def test_automatic_bans_state_tolerates_a_missing_or_failing_reader(
+def test_automatic_bans_state_tolerates_a_failing_reader(
     conn: Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cs, "AUTOBAN_SETTINGS", "alertstation.security.no_such_module")
-    assert cs.automatic_bans_state(conn) == {"available": False, "enabled": None, "detectors": {}}
-    fake_reader_module(monkeypatch, None)
-    assert cs.automatic_bans_state(conn)["available"] is False
-
-    rules = {"flood": FakeRule(False), "login_brute_force": FakeRule(False)}
-    fake_reader_module(monkeypatch, lambda _conn: FakeSettings(rules))
-    assert cs.automatic_bans_state(conn) == {
-        "available": True,
-        "enabled": False,
-        "detectors": {"flood": False, "login_brute_force": False},
-    }
-
     def broken(_conn: Connection) -> None:
         raise RuntimeError("no such table: autoban_rules")
 
-    fake_reader_module(monkeypatch, broken)
+    monkeypatch.setattr(cs, "load_autoban_settings", broken)
     assert cs.automatic_bans_state(conn) == {"available": True, "enabled": None, "detectors": {}}
 
 

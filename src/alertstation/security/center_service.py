@@ -17,13 +17,12 @@ Sources (see docs/security-center.md):
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,6 +34,7 @@ from alertstation.audit.tables import audit_logs
 from alertstation.db.generations import read_generation
 from alertstation.db.types import as_utc
 from alertstation.security import service
+from alertstation.security.autoban_settings import load_settings as load_autoban_settings
 from alertstation.security.bantable import BanTable
 from alertstation.security.entries import IpFilter
 from alertstation.security.event_tables import EVENT_KINDS, security_events
@@ -58,7 +58,6 @@ PROBE_TTL_SECONDS = 60.0
 PROBE_TIMEOUT_SECONDS = 5.0
 # Where the automatic-ban settings reader lives (a sibling feature; the overview tolerates its
 # absence).
-AUTOBAN_SETTINGS = "alertstation.security.autoban_settings"
 
 
 @dataclass(frozen=True)
@@ -355,41 +354,19 @@ def recent_events(
 # --- automatic bans -------------------------------------------------------------------------
 
 
-def _detectors(settings: Any) -> dict[str, bool]:
-    """Return each detector's switch from a settings object with ``rules`` (source -> rule)."""
-    rules = getattr(settings, "rules", None)
-    if isinstance(rules, Mapping):
-        return {
-            str(source): bool(getattr(rule, "enabled", False)) for source, rule in rules.items()
-        }
-    return {}
-
-
 def automatic_bans_state(conn: Connection) -> dict[str, Any]:
-    """Describe the automatic-ban settings when their reader exists; tolerate its absence.
+    """Describe the automatic-ban settings: each detector's switch, ``enabled`` when any is on.
 
-    Reads ``load_settings(conn)`` of the ``AUTOBAN_SETTINGS`` module: ``available: false``
-    without it; ``enabled`` is true when any detector is on, null when reading failed (logged).
+    The overview must render even when that table cannot be read: ``enabled`` is then null and
+    the failure is logged.
     """
     try:
-        module = importlib.import_module(AUTOBAN_SETTINGS)
-    except ImportError:
-        module = None
-    reader = getattr(module, "load_settings", None)
-    if not callable(reader):
-        return {"available": False, "enabled": None, "detectors": {}}
-    try:
-        settings = reader(conn)
-    except Exception:  # the overview must render even when that feature's table is broken
+        settings = load_autoban_settings(conn)
+    except Exception:
         log.exception("reading the automatic-ban settings failed")
         return {"available": True, "enabled": None, "detectors": {}}
-    detectors = _detectors(settings)
-    if detectors:
-        enabled: bool | None = any(detectors.values())
-    else:
-        flag = getattr(settings, "enabled", None)
-        enabled = flag if isinstance(flag, bool) else None
-    return {"available": True, "enabled": enabled, "detectors": detectors}
+    detectors = {source: rule.enabled for source, rule in settings.rules.items()}
+    return {"available": True, "enabled": any(detectors.values()), "detectors": detectors}
 
 
 # --- host firewall --------------------------------------------------------------------------
