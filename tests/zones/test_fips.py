@@ -19,6 +19,11 @@ CASES = [
     ("527053", "Central Hennepin (part of Hennepin, MN)"),
     ("427137", "West Central St. Louis (part of St. Louis, MN)"),
     ("630019", "Part 6 of Daniels, MT"),  # the file names this part after the county itself
+    # Counties the file draws as several whole-county rows, each naming its own piece.
+    ("015007", "Kauai, HI"),  # first row: "Niihau in Kauai"
+    ("015009", "Maui, HI"),  # first row: "Kahoolawe in Maui"
+    ("012087", "Monroe, FL"),  # first row: "Mainland Monroe"
+    ("036061", "New York, NY"),  # also "New York (Manhattan)"
     ("327053", "Northeast Hennepin (part of Hennepin, MN)"),
     ("227053", "Part 2 of Hennepin, MN"),  # a part the file does not define
     ("027000", "All of MN"),

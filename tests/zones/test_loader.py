@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import dbfread
 import pytest
 
 from alertstation.zones.loader import (
+    CountySubdivision,
     ZoneRecord,
     detect_family,
     load_dbf,
     load_partial_counties,
     read_columns,
+    settle_county_names,
 )
 from tests.zones.zonefiles import (
     LAND,
@@ -109,6 +112,43 @@ def test_partial_counties_file_needs_the_tolerant_parser() -> None:
         "Hennepin",
     )
     assert hennepin.latitude == pytest.approx(45.0045)
+
+
+def test_whole_county_rows_of_a_county_in_pieces_carry_the_county_name() -> None:
+    records = load_partial_counties(PARTIAL)
+    whole = {}
+    for record in records:
+        if record.part == 0:
+            whole.setdefault(record.same_code, set()).add(record.county_name)
+    assert whole["015007"] == {"Kauai"}
+    assert whole["015009"] == {"Maui"}
+    assert whole["012087"] == {"Monroe"}
+    assert whole["036061"] == {"New York"}
+    assert all(len(names) == 1 for names in whole.values())
+    pieces = {r.area_name for r in records if r.same_code == "015007"}
+    assert pieces == {"Niihau in Kauai", "Kauai in Kauai"}, "each row keeps its own piece name"
+
+
+def _county_row(same: str, name: str) -> CountySubdivision:
+    return CountySubdivision(same, same[1:], "XX", name, name, "", "", "", None, None)
+
+
+def test_settled_county_name_prefers_the_numbered_parts_then_the_shared_ending() -> None:
+    rows = [
+        _county_row("099001", "North Isle in Bay"),
+        _county_row("099001", "Bay (Mainland)"),
+        _county_row("099003", "Alpha Rock in Cove"),
+        _county_row("099003", "Beta Rock in Cove"),
+        _county_row("199003", "Cove County Proper"),  # a numbered part names the county
+        _county_row("099005", "Same"),
+        _county_row("099005", "Same"),
+    ]
+    rows[4] = replace(rows[4], county_name="Cove Parish")
+    settled = settle_county_names(rows)
+    names = [r.county_name for r in settled]
+    assert names == ["Bay", "Bay", "Cove Parish", "Cove Parish", "Cove Parish", "Same", "Same"]
+    assert [r.area_name for r in settled] == [r.area_name for r in rows]
+    assert settle_county_names([]) == []
 
 
 def test_fire_weather_file_uses_the_public_schema(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,12 @@ def load_dbf(path: Path | str, *, progress: Progress | None = None) -> list[Zone
 def load_partial_counties(
     path: Path | str, *, progress: Progress | None = None
 ) -> list[CountySubdivision]:
-    """Read the partial-counties DBF (cs*.dbf) into CountySubdivision records, in file order."""
+    """Read the partial-counties DBF (cs*.dbf) into CountySubdivision records, in file order.
+
+    A county drawn as several whole-county rows that name different places (``Niihau in
+    Kauai`` and ``Kauai in Kauai`` for ``015007``) gets the county's own name in
+    ``county_name`` on each of those rows; ``area_name`` keeps what the row said.
+    """
     path = Path(path)
     table = _open_table(path)
     columns = {field.name.upper() for field in table.fields}
@@ -182,7 +188,66 @@ def load_partial_counties(
         )
         _check_widths(path, number, record, _COUNTY_WIDTHS)
         records.append(record)
-    return records
+    return settle_county_names(records)
+
+
+def settle_county_names(records: Sequence[CountySubdivision]) -> list[CountySubdivision]:
+    """Give every whole-county row (P = 0) of a county one name: the county's own.
+
+    The agency's file repeats the whole-county code once per island or mainland piece, and each
+    repeat names its piece (``Niihau in Kauai``, ``Lower Keys in Monroe``, ``New York
+    (Manhattan)``). Where the rows of one code disagree, the name becomes the county name of the
+    county's numbered parts when it has any, else the name the pieces share:
+    ``"<piece> in <county>"`` gives ``<county>``, a trailing ``(…)`` is dropped, and the
+    candidate that ends the most piece names wins (``Monroe`` over ``Mainland Monroe``).
+    Rows whose names already agree, and the numbered parts, are returned unchanged.
+    """
+    whole: dict[str, set[str]] = defaultdict(set)
+    part_names: dict[str, Counter[str]] = defaultdict(Counter)
+    for record in records:
+        if record.part == 0:
+            whole[record.county_fips].add(record.county_name)
+        elif record.county_name:
+            part_names[record.county_fips][record.county_name] += 1
+    settled = {
+        fips: _county_name(sorted(names), part_names.get(fips))
+        for fips, names in whole.items()
+        if len(names) > 1
+    }
+    return [
+        replace(record, county_name=settled[record.county_fips])
+        if record.part == 0 and record.county_fips in settled
+        else record
+        for record in records
+    ]
+
+
+_PIECE_OF = re.compile(r"^.+?\s+in\s+(?P<county>.+)$")
+_TRAILING_NOTE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def _county_name(names: list[str], from_parts: Counter[str] | None) -> str:
+    if from_parts:
+        return from_parts.most_common(1)[0][0]
+    candidates = []
+    for name in names:
+        match = _PIECE_OF.match(name)
+        candidate = _TRAILING_NOTE.sub("", match["county"] if match else name).strip()
+        if candidate:
+            candidates.append(candidate)
+    if not candidates:
+        return names[0]
+
+    def ends(candidate: str) -> int:
+        return sum(
+            1
+            for name in names
+            if _TRAILING_NOTE.sub("", name) == candidate
+            or _TRAILING_NOTE.sub("", name).endswith(" " + candidate)
+        )
+
+    # Most piece names ended by the candidate; then the shorter; then alphabetical order.
+    return min(candidates, key=lambda c: (-ends(c), len(c), c))
 
 
 def _open_table(path: Path) -> DBF:
