@@ -12,9 +12,14 @@ loop of ``contains``.
 
 ``security.gate_request``: ``GET /login`` (a public page that needs no database) from a clean
 address through the whole app, with the gate (and the 100,000-entry table) against the same app
-whose gate is a pass-through.
+whose gate is a pass-through. Both apps keep the automatic-ban middleware, every detector on; the
+flood detector's threshold is its maximum (100,000 requests within its 10 s window), far above
+what a run sends, so it counts every timed request but never reports or bans the benchmark's own
+client. The default (300) banned it while timing, and the benchmark measured a 403.
 
-Outputs are compared before timing. IPv6 entries and queries stay inside 2000::/3.
+Outputs are compared before timing: both apps answer the clean address 200 with the same page.
+After timing, no security event names the clean address and it is not banned, so no timed request
+was refused. IPv6 entries and queries stay inside 2000::/3.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import falcon
 import falcon.testing
 import numpy as np
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
 import alertstation.app as app_module
 from alertstation.app import create_app
@@ -37,7 +42,9 @@ from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
 from alertstation.db.migrate import upgrade_to_head
+from alertstation.security.autoban_settings import FLOOD, MAX_THRESHOLD, save_settings
 from alertstation.security.bantable import BanTable
+from alertstation.security.event_tables import security_events
 from alertstation.security.tables import BANS_GENERATION, ip_filters
 from tests.support import Clock, make_settings
 
@@ -47,6 +54,7 @@ SEED = 20261122
 ENTRIES = 100_000
 QUERIES = 10_000
 CLEAN = "192.0.2.200"  # TEST-NET-1: never among the generated entries
+PROBER = "192.0.2.201"  # sends one probe before timing, to show the automatic bans are live
 
 
 def _label(benchmark: Any, group: str, role: str, peer: str) -> None:
@@ -205,7 +213,10 @@ class PassThrough:
 def banned_db(
     tmp_path_factory: pytest.TempPathFactory, data: tuple[list[str], list[str]]
 ) -> Iterator[tuple[Engine, Path]]:
-    """Return a migrated SQLite database whose blocklist holds the 100,000 entries."""
+    """Return a migrated SQLite database whose blocklist holds the 100,000 entries.
+
+    The flood detector stays on with its threshold at the maximum, which no run reaches.
+    """
     folder = tmp_path_factory.mktemp("bench-security")
     engine = make_engine(f"sqlite:///{folder / 'station.db'}")
     upgrade_to_head(engine)
@@ -217,6 +228,8 @@ def banned_db(
     with begin_write(engine) as conn:
         conn.execute(ip_filters.insert(), rows)
         bump_generation(conn, BANS_GENERATION)
+        settings, _ = save_settings(conn, {"detectors": {FLOOD: {"threshold": MAX_THRESHOLD}}}, now)
+    assert settings.rule(FLOOD).enabled
     yield engine, folder
     engine.dispose()
 
@@ -237,11 +250,34 @@ def clients(banned_db: tuple[Engine, Path]) -> dict[str, falcon.testing.TestClie
                 patch.setattr(app_module, "BanGate", PassThrough)
             built[name] = falcon.testing.TestClient(create_app(settings, engine=engine))
     banned = first_address(engine)
+    pages = []
     for name, client in built.items():
-        assert client.simulate_get("/login", remote_addr=CLEAN).status_code == 200
+        page = client.simulate_get("/login", remote_addr=CLEAN)
+        assert page.status_code == 200
+        pages.append(page.content)
         blocked = client.simulate_get("/login", remote_addr=banned).status_code
         assert blocked == (403 if name == "gate" else 200)
+        # One probe is recorded, not banned: the automatic-ban middleware runs in both apps.
+        assert client.simulate_get("/.env", remote_addr=PROBER).status_code == 404
+    assert pages[0] == pages[1] and b"<form" in pages[0]
+    assert events_from(engine, PROBER) == 2 and events_from(engine, CLEAN) == 0
     return built
+
+
+def events_from(engine: Engine, address: str) -> int:
+    """Return how many security events (probes, flood reports, bans) name ``address``."""
+    with engine.connect() as conn:
+        query = select(func.count()).where(security_events.c.address == address)
+        return int(conn.execute(query).scalar_one())
+
+
+def check_never_refused(engine: Engine, result: falcon.testing.Result, page: bytes) -> None:
+    """Fail unless the timed requests were all served: no event or ban names the client."""
+    assert result.status_code == 200 and result.content == page
+    assert events_from(engine, CLEAN) == 0, "the automatic bans saw the benchmark's client"
+    with engine.connect() as conn:
+        bans = select(func.count()).where(ip_filters.c.value == CLEAN)
+        assert conn.execute(bans).scalar_one() == 0
 
 
 def first_address(engine: Engine) -> str:
@@ -251,13 +287,19 @@ def first_address(engine: Engine) -> str:
     return str(ipaddress.ip_network(value).network_address)
 
 
-def test_gate_request_ours(benchmark: Any, clients: dict[str, falcon.testing.TestClient]) -> None:
+def test_gate_request_ours(
+    benchmark: Any, clients: dict[str, falcon.testing.TestClient], banned_db: tuple[Engine, Path]
+) -> None:
     _label(benchmark, "security.gate_request", "ours", "app without the gate")
+    page = clients["plain"].simulate_get("/login", remote_addr=CLEAN).content
     result = benchmark(clients["gate"].simulate_get, "/login", remote_addr=CLEAN)
-    assert result.status_code == 200
+    check_never_refused(banned_db[0], result, page)
 
 
-def test_gate_request_peer(benchmark: Any, clients: dict[str, falcon.testing.TestClient]) -> None:
+def test_gate_request_peer(
+    benchmark: Any, clients: dict[str, falcon.testing.TestClient], banned_db: tuple[Engine, Path]
+) -> None:
     _label(benchmark, "security.gate_request", "peer", "app without the gate")
+    page = clients["gate"].simulate_get("/login", remote_addr=CLEAN).content
     result = benchmark(clients["plain"].simulate_get, "/login", remote_addr=CLEAN)
-    assert result.status_code == 200
+    check_never_refused(banned_db[0], result, page)
