@@ -14,7 +14,12 @@ import pytest
 from alertstation.alerts.cap import parse_cap_xml
 from alertstation.alerts.jsonfeed import parse_feature, parse_json_feed
 from alertstation.alerts.model import Alert, ParseProblem, Reference
-from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_FEED_ENTRIES, AlertParseError
+from alertstation.alerts.parsing import (
+    MAX_FEED_BYTES,
+    MAX_FEED_ENTRIES,
+    AlertParseError,
+    parse_any,
+)
 from alertstation.alerts.vtec import EventKey
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
@@ -121,6 +126,72 @@ def test_single_feature_and_json_ld_graph(feed: dict[str, Any]) -> None:
     from_graph = parse_json_feed(json.dumps(graph).encode())
     assert [type(e).__name__ for e in from_graph][:2] == ["Alert", "Alert"]
     assert from_graph[0].same_codes == alone.same_codes  # type: ignore[union-attr]
+
+
+def bare_feature(feed: dict[str, Any], host: str | None = None) -> dict[str, Any]:
+    """The fixture's first feature as a single alert without ``type`` or ``sender``."""
+    feature = copy.deepcopy(feed["features"][0])
+    del feature["type"]
+    del feature["properties"]["sender"]
+    if host is not None:
+        for holder, key in ((feature, "id"), (feature["properties"], "@id")):
+            holder[key] = holder[key].replace("api.example.org", host)
+    return feature
+
+
+def test_bare_feature_without_type_or_sender_takes_the_sender_from_its_address(
+    feed: dict[str, Any],
+) -> None:
+    [alert] = parse_json_feed(json.dumps(bare_feature(feed)))
+    assert isinstance(alert, Alert), alert
+    assert (alert.identifier, alert.sender) == (FFW_ID, "api.example.org")
+    assert alert.same_codes == ("048439", "048113")
+    assert alert.sender_name == "NWS Fort Worth TX"
+    # The stored raw is the feature alone and reads back to the same sender.
+    [again] = parse_json_feed(alert.raw)
+    assert isinstance(again, Alert) and again.sender == alert.sender
+
+
+def test_bare_feature_from_the_agency_api_gets_the_agency_sender(feed: dict[str, Any]) -> None:
+    [alert] = parse_any(json.dumps(bare_feature(feed, "api.weather.gov")).encode())
+    assert isinstance(alert, Alert), alert
+    assert alert.sender == NWS, "later messages reference the agency's CAP sender"
+    typed = dict(bare_feature(feed, "API.Weather.gov."), type="Feature")
+    [alert] = parse_json_feed(json.dumps(typed))
+    assert isinstance(alert, Alert) and alert.sender == NWS
+
+
+def test_bare_properties_object_is_one_alert(feed: dict[str, Any]) -> None:
+    props = bare_feature(feed, "api.weather.gov")["properties"]
+    [alert] = parse_json_feed(json.dumps(props))
+    assert isinstance(alert, Alert), alert
+    assert (alert.identifier, alert.sender, alert.event) == (FFW_ID, NWS, "Flash Flood Warning")
+
+
+def test_a_body_with_a_byte_order_mark_is_read(feed: dict[str, Any]) -> None:
+    body = b"\xef\xbb\xbf" + json.dumps(bare_feature(feed)).encode()
+    [alert] = parse_any(body)
+    assert isinstance(alert, Alert) and alert.identifier == FFW_ID
+
+
+def test_a_given_sender_wins_over_the_address(feed: dict[str, Any]) -> None:
+    feature = bare_feature(feed, "api.weather.gov")
+    feature["properties"]["sender"] = "someone@example.org"
+    [alert] = parse_json_feed(json.dumps(feature))
+    assert isinstance(alert, Alert) and alert.sender == "someone@example.org"
+
+
+@pytest.mark.parametrize("address", [None, "urn:oid:1.2.3", "http://", "http://[::1", 42])
+def test_feature_without_sender_or_usable_address_is_a_problem(
+    feed: dict[str, Any], address: Any
+) -> None:
+    feature = bare_feature(feed)
+    feature["properties"]["@id"] = address
+    feature["id"] = address
+    [problem] = parse_json_feed(json.dumps(feature))
+    assert isinstance(problem, ParseProblem), problem
+    assert "properties.sender is missing or empty" in problem.reason
+    assert problem.identifier == FFW_ID
 
 
 def test_empty_collection() -> None:

@@ -1,8 +1,15 @@
 """The weather agency's alerts JSON API (GeoJSON) parsed into ``Alert``.
 
-Accepted bodies: a FeatureCollection (``features[].properties``), a single Feature, or the
-JSON-LD form whose ``@graph`` lists the properties objects directly. Each feature becomes an
-``Alert`` with ``source="json-api"``, or a ``ParseProblem`` naming its position and the reason.
+Accepted bodies: a FeatureCollection (``features[].properties``), a single Feature (with or
+without ``"type": "Feature"``), a single bare properties object (the JSON-LD form of one alert),
+or the JSON-LD form whose ``@graph`` lists the properties objects directly. Each feature becomes
+an ``Alert`` with ``source="json-api"``, or a ``ParseProblem`` naming its position and the reason.
+
+A feature without ``properties.sender`` takes its sender from the address it was published at:
+the host of ``properties.@id`` (else the feature's ``id``, else ``properties.id``) when that is an
+http(s) URL. The agency's API hosts (``weather.gov`` and its subdomains) stand for the agency's
+CAP sender ``w-nws.webmaster@noaa.gov``, so references from later messages still match; any
+other host stands for itself.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -35,6 +43,9 @@ from alertstation.alerts.parsing import (
 from alertstation.alerts.vtec import parse_vtec_strings
 
 JSON_UNSIGNED = SignatureCheck("unsigned", "JSON API messages carry no XML signature")
+#: The CAP sender of every message the agency's API (api.weather.gov) publishes.
+AGENCY_SENDER = "w-nws.webmaster@noaa.gov"
+AGENCY_DOMAIN = "weather.gov"
 
 
 def parse_json_feed(data: bytes | str) -> list[Alert | ParseProblem]:
@@ -44,6 +55,8 @@ def parse_json_feed(data: bytes | str) -> list[Alert | ParseProblem]:
     """
     raw = as_bytes(data)
     check_size(raw, MAX_FEED_BYTES, "JSON feed")
+    # A file saved by a Windows editor starts with a UTF-8 byte order mark; orjson refuses it.
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as ex:
@@ -111,7 +124,7 @@ def parse_feature(feature: Any) -> Alert:
     return Alert.from_infos(
         infos=(info,),
         identifier=get.required("id"),
-        sender=get.required("sender"),
+        sender=get.text("sender") or _sender_from_address(feature, props),
         sent=sent,
         status=get.choice("status", STATUSES, required=True),
         msg_type=get.choice("messageType", MSG_TYPES, required=True),
@@ -133,13 +146,15 @@ def _features(document: Any) -> list[Any]:
         if not isinstance(features, list):
             raise AlertParseError(f"FeatureCollection.features is {_kind(features)}, not a list")
         return features
-    if kind == "Feature":
+    if kind == "Feature" or (kind is None and isinstance(document.get("properties"), dict)):
         return [document]
     if "@graph" in document:
         graph = document["@graph"]
         if not isinstance(graph, list):
             raise AlertParseError(f"@graph is {_kind(graph)}, not a list")
         return [{"properties": item} if isinstance(item, dict) else item for item in graph]
+    if kind is None and _is_bare_properties(document):
+        return [{"properties": document}]
     raise AlertParseError(
         f"JSON feed type is {str(kind)[:40]!r}; expected 'FeatureCollection' or 'Feature'"
     )
@@ -244,6 +259,32 @@ def _ring(polygon: Any) -> str:
             raise AlertParseError(f"geometry point {str(point)[:40]} is not [longitude, latitude]")
         points.append(f"{point[1]},{point[0]}")
     return " ".join(points)
+
+
+def _is_bare_properties(document: dict[str, Any]) -> bool:
+    """Tell whether a typeless object is one alert's properties (the JSON-LD single alert)."""
+    return document.get("@type") == "wx:Alert" or ("sent" in document and "messageType" in document)
+
+
+def _sender_from_address(feature: dict[str, Any], props: dict[str, Any]) -> str:
+    """Return the sender the feature's published address stands for; refuse when there is none."""
+    for value in (props.get("@id"), feature.get("id"), props.get("id")):
+        if not isinstance(value, str):
+            continue
+        try:
+            parts = urlsplit(value.strip())
+            host = (parts.hostname or "").rstrip(".")
+        except ValueError:
+            continue
+        if parts.scheme.lower() not in ("http", "https") or not host:
+            continue
+        if host == AGENCY_DOMAIN or host.endswith("." + AGENCY_DOMAIN):
+            return AGENCY_SENDER
+        return host
+    raise AlertParseError(
+        "properties.sender is missing or empty, and neither properties.@id nor the feature id "
+        "is an http(s) address whose host could stand for the sender"
+    )
 
 
 def _identifier_of(feature: Any) -> str:
