@@ -89,21 +89,42 @@ class Settings:
 
 @dataclass(frozen=True)
 class Variable:
-    """A variable operators may save from the settings page."""
+    """A variable operators may save from the settings page.
+
+    ``boundary`` names the trust boundary the variable moves (the database, which proxies are
+    believed, which certificates are trusted). Such a variable is admin-only, and saving it
+    carries a warning; an empty ``boundary`` means any ``system.configure`` holder may save it.
+    """
 
     name: str
     description: str
     secret: bool = False
+    boundary: str = ""
+
+    @property
+    def admin_only(self) -> bool:
+        """Tell whether only an admin may change this variable."""
+        return bool(self.boundary)
 
 
 # SECRET_KEY, AUDIT_LEDGER_KEY and ALERTSTATION_DATA_DIR are deliberately not editable here:
-# changing a key from a web page would sign out everyone or orphan the audit ledger.
+# changing a key from a web page would sign out everyone or orphan the audit ledger. The
+# variables with a ``boundary`` are admin-only (docs/configuration.md).
 VARIABLES: tuple[Variable, ...] = (
-    Variable("DATABASE_URL", "Database: sqlite:///... or postgresql+psycopg://...", secret=True),
+    Variable(
+        "DATABASE_URL",
+        "Database: sqlite:///... or postgresql+psycopg://...",
+        secret=True,
+        boundary="the database: where accounts, sessions, alerts and the audit ledger live",
+    ),
     Variable("SESSION_LIFETIME_HOURS", "Session lifetime and idle limit, in hours"),
     Variable("WX_ZONE_DBF_PATH", "Explicit zone DBF file, overriding the assets directory"),
     Variable("ALERTSTATION_ASSETS_DIR", "Folder of zone DBF snapshots"),
-    Variable("ALERTSTATION_TRUSTED_PROXIES", "Addresses or CIDR ranges of the reverse proxy"),
+    Variable(
+        "ALERTSTATION_TRUSTED_PROXIES",
+        "Addresses or CIDR ranges of the reverse proxy",
+        boundary="which peers may name the client address (bans, sign-in limits, audit rows)",
+    ),
     Variable("ALERTSTATION_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR"),
     Variable("ALERTSTATION_LOG_FORMAT", "json or text"),
     Variable("ALERTSTATION_MAX_REQUEST_BYTES", "Largest request body accepted, in bytes"),
@@ -111,6 +132,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "ALERTSTATION_IPAWS_TRUST_ANCHORS",
         "PEM bundle of the certificates IPAWS message signatures must chain to",
+        boundary="which certificates a signed alert must chain to before it counts as verified",
     ),
 )
 EDITABLE_VARIABLES = {variable.name: variable for variable in VARIABLES}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import stat
 from pathlib import Path
 
@@ -26,7 +28,7 @@ def test_save_records_names_only_and_redacts_secrets(
 ) -> None:
     monkeypatch.delenv("SESSION_LIFETIME_HOURS", raising=False)
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    station.add_user("ops", "operator")
+    station.add_user("ops", "admin")
     ops = station.sign_in("ops")
     result = ops.request(
         "PUT",
@@ -34,10 +36,9 @@ def test_save_records_names_only_and_redacts_secrets(
         json={"variables": {"SESSION_LIFETIME_HOURS": "8", "DATABASE_URL": SECRET_URL}},
     )
     assert result.status_code == 200, result.text
-    assert result.json == {
-        "changed": ["DATABASE_URL", "SESSION_LIFETIME_HOURS"],
-        "restart_required": True,
-    }
+    assert result.json["changed"] == ["DATABASE_URL", "SESSION_LIFETIME_HOURS"]
+    assert result.json["restart_required"] is True
+    assert [w["name"] for w in result.json["warnings"]] == ["DATABASE_URL"]
     data_dir = station.app.station.settings.data_dir
     path = data_dir / ENV_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -54,7 +55,10 @@ def test_save_records_names_only_and_redacts_secrets(
         (row,) = conn.execute(select(audit_logs).where(audit_logs.c.action == "config.updated"))
     assert row.target == "environment" and row.username == "ops"
     assert "hunter2" not in row.details and "8" not in row.details
-    assert "DATABASE_URL" in row.details and "SESSION_LIFETIME_HOURS" in row.details
+    assert json.loads(row.details) == {
+        "fields": ["DATABASE_URL", "SESSION_LIFETIME_HOURS"],
+        "trust_boundary": ["DATABASE_URL"],
+    }
 
     removed = ops.request(
         "PUT", "/api/environment/variables", json={"variables": {"DATABASE_URL": None}}
@@ -77,7 +81,7 @@ def test_save_records_names_only_and_redacts_secrets(
     ],
 )
 def test_bad_values_change_nothing(station: Station, variables: dict) -> None:  # type: ignore[type-arg]
-    station.add_user("ops", "operator")
+    station.add_user("ops", "admin")
     ops = station.sign_in("ops")
     result = ops.request("PUT", "/api/environment/variables", json={"variables": variables})
     assert result.status_code == 422
@@ -109,3 +113,84 @@ def test_saved_values_apply_at_start_and_the_environment_wins(tmp_path: Path) ->
         {"ALERTSTATION_DATA_DIR": str(tmp_path), "SESSION_LIFETIME_HOURS": "2"}
     )
     assert overridden.session_lifetime_hours == 2
+
+
+BOUNDARY_VALUES = {
+    "ALERTSTATION_TRUSTED_PROXIES": "0.0.0.0/0",
+    "DATABASE_URL": SECRET_URL,
+    "ALERTSTATION_IPAWS_TRUST_ANCHORS": "/etc/ssl/certs/ca-certificates.crt",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDARY_VALUES))
+def test_an_operator_may_not_move_a_trust_boundary(station: Station, name: str) -> None:
+    station.add_user("ops", "operator")
+    ops = station.sign_in("ops")
+    for value in (BOUNDARY_VALUES[name], None):  # neither setting nor removing it
+        refused = ops.request(
+            "PUT",
+            "/api/environment/variables",
+            json={"variables": {"ALERTSTATION_LOG_LEVEL": "DEBUG", name: value}},
+        )
+        assert refused.status_code == 403, refused.text
+        error = refused.json["error"]
+        assert error["code"] == "admin_only_variable"
+        assert name in error["message"] and "only an admin" in error["message"]
+        assert error["details"]["variables"] == [name]
+    assert not (station.app.station.settings.data_dir / ENV_FILE).exists()
+    with station.engine.connect() as conn:
+        actions = conn.execute(select(audit_logs.c.action)).scalars().all()
+    assert "config.updated" not in actions
+    # Other variables stay the operator's to change.
+    allowed = ops.request(
+        "PUT", "/api/environment/variables", json={"variables": {"ALERTSTATION_LOG_LEVEL": "DEBUG"}}
+    )
+    assert allowed.status_code == 200 and allowed.json["warnings"] == []
+
+
+def test_an_admin_saves_trust_boundaries_with_a_warning_and_a_named_audit_row(
+    station: Station, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ALERTSTATION_TRUSTED_PROXIES", raising=False)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    station.add_user("boss", "admin")
+    boss = station.sign_in("boss")
+    changes = {
+        "ALERTSTATION_TRUSTED_PROXIES": "10.0.0.0/8",
+        "DATABASE_URL": SECRET_URL,
+        "ALERTSTATION_LOG_FORMAT": "text",
+    }
+    result = boss.request("PUT", "/api/environment/variables", json={"variables": changes})
+    assert result.status_code == 200, result.text
+    warnings = {w["name"]: w["message"] for w in result.json["warnings"]}
+    assert sorted(warnings) == ["ALERTSTATION_TRUSTED_PROXIES", "DATABASE_URL"]
+    for name, message in warnings.items():
+        assert message.startswith(f"{name} takes effect after restart; moves a trust boundary")
+    assert "hunter2" not in result.text
+    with station.engine.connect() as conn:
+        (row,) = conn.execute(select(audit_logs).where(audit_logs.c.action == "config.updated"))
+    assert row.username == "boss"
+    details = json.loads(row.details)
+    assert details["trust_boundary"] == ["ALERTSTATION_TRUSTED_PROXIES", "DATABASE_URL"]
+    assert "hunter2" not in row.details and "10.0.0.0" not in row.details
+
+
+def test_the_page_shows_boundary_variables_read_only_to_operators(station: Station) -> None:
+    station.add_user("ops", "operator")
+    station.add_user("boss", "admin")
+
+    def inputs(page: str) -> dict[str, str]:
+        tags = re.findall(r'<input id="var-([A-Z_]+)"([^>]*)>', page, re.S)
+        assert tags
+        return dict(tags)
+
+    ops_page = station.sign_in("ops").request("GET", "/admin/environment").text
+    ops_inputs = inputs(ops_page)
+    for name in BOUNDARY_VALUES:
+        assert "disabled" in ops_inputs[name], name
+    assert "disabled" not in ops_inputs["ALERTSTATION_LOG_LEVEL"]
+    assert ops_page.count("takes effect after restart; moves a trust boundary") == len(
+        BOUNDARY_VALUES
+    )
+    boss_inputs = inputs(station.sign_in("boss").request("GET", "/admin/environment").text)
+    assert not any("disabled" in tag for tag in boss_inputs.values())

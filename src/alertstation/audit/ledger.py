@@ -240,20 +240,27 @@ class AuditLedger:
         section: str,
         changed_fields: Iterable[str],
         *,
+        trust_boundary: Iterable[str] = (),
         propagate: bool = False,
     ) -> int | None:
         """Record ``config.updated`` for ``section`` with the sorted names of the changed fields.
 
         Only names are taken, never values: a password, API key or token that changed appears as
         its field name alone. A save that changed nothing is still recorded, with no fields.
+        ``trust_boundary`` names the changed fields that move a trust boundary (the database,
+        trusted proxies, trust anchors); they are listed again under that key, names only.
         """
         names = sorted({str(name) for name in changed_fields})
+        details: dict[str, Any] = {"fields": names}
+        moved = sorted({str(name) for name in trust_boundary})
+        if moved:
+            details["trust_boundary"] = moved
         return self.record(
             conn,
             actor,
             CONFIG_UPDATED,
             target=section,
-            details={"fields": names},
+            details=details,
             propagate=propagate,
         )
 

@@ -10,7 +10,19 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
 from alertstation.settings import process_environment
-from alertstation.settings_admin.service import describe_variables, save_variables
+from alertstation.settings_admin.service import (
+    boundary_variables,
+    boundary_warning,
+    describe_variables,
+    save_variables,
+)
+
+ADMIN = "admin"
+
+
+def _is_admin(req: falcon.Request) -> bool:
+    """Tell whether the caller has the admin role (admin-only variables need it)."""
+    return str(getattr(getattr(req.context, "user", None), "role", "")) == ADMIN
 
 
 class EnvironmentVariables:
@@ -29,13 +41,18 @@ class EnvironmentVariables:
         if not isinstance(changes, dict):
             raise Invalid('send {"variables": {"NAME": "value" or null}}', field="variables")
         station = self._station
-        changed = save_variables(station.settings.data_dir, changes)
+        changed = save_variables(station.settings.data_dir, changes, is_admin=_is_admin(req))
+        moved = boundary_variables(changed)
         if changed:
             with begin_write(station.engine) as conn:
                 station.ledger.record_config_update(
-                    conn, Actor.from_request(req), "environment", changed
+                    conn, Actor.from_request(req), "environment", changed, trust_boundary=moved
                 )
-        resp.media = {"changed": changed, "restart_required": bool(changed)}
+        resp.media = {
+            "changed": changed,
+            "restart_required": bool(changed),
+            "warnings": [{"name": name, "message": boundary_warning(name)} for name in moved],
+        }
 
 
 class EnvironmentPage:
@@ -46,4 +63,6 @@ class EnvironmentPage:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         states = describe_variables(self._station.settings.data_dir, process_environment())
-        self._station.templates.page(req, resp, "environment.html", variables=states)
+        self._station.templates.page(
+            req, resp, "environment.html", variables=states, is_admin=_is_admin(req)
+        )

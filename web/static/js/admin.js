@@ -108,7 +108,7 @@
     event.preventDefault();
     const status = document.getElementById("environment-status");
     const changes = {};
-    form.querySelectorAll("input[name]").forEach(function (input) {
+    form.querySelectorAll("input[name]:not([disabled])").forEach(function (input) {
       const secret = input.type === "password";
       if (secret && input.value === "") return;  // blank secret: keep the saved value
       if (input.value !== input.dataset.original) changes[input.name] = input.value === "" ? null : input.value;
@@ -123,6 +123,15 @@
         if (!response.ok) throw new Error(data.error ? data.error.message : "Save failed");
         status.classList.remove("error");
         status.textContent = "Saved " + data.changed.join(", ") + ". Restart the station to apply.";
+        const warnings = document.getElementById("environment-warnings");
+        if (warnings) {
+          warnings.replaceChildren();
+          (data.warnings || []).forEach(function (w) {
+            const item = document.createElement("li");
+            item.textContent = w.message;
+            warnings.appendChild(item);
+          });
+        }
       });
     }).catch(function (err) { status.classList.add("error"); status.textContent = err.message; });
   });
