@@ -5,7 +5,8 @@
 the client address, then a resource that answers a fixed document) with the automatic-ban
 middleware, against the same app without it. Every detector is on with thresholds above what
 the run reaches, so this is the usual request: probe check, flood count, stream and API path
-checks, and no database query.
+checks, and no database query. Before timing, both apps answer the same 200 document; after it,
+no security event names a timed client, so none was refused.
 
 ``security.autoban_calls`` (no peer): the middleware's ``process_request`` and
 ``process_response`` on prepared requests, without the framework: its own cost per request.
@@ -32,7 +33,7 @@ from typing import Any
 import falcon
 import falcon.testing
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
 from alertstation.app import build_station
 from alertstation.db import make_engine
@@ -41,12 +42,14 @@ from alertstation.db.migrate import upgrade_to_head
 from alertstation.security.autoban import AutoBanMiddleware
 from alertstation.security.autoban_counter import RateCounter
 from alertstation.security.autoban_settings import save_settings
+from alertstation.security.event_tables import security_events
 from tests.support import Clock, make_settings
 
 SEED = 20261123
 ADDRESSES = 10_000
 EVENTS = 100_000
 WINDOW = 10.0
+PROBER = "203.0.113.9"
 AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0"
 
 
@@ -102,9 +105,20 @@ def clients(engine: tuple[Engine, Path]) -> dict[str, falcon.testing.TestClient]
         app = falcon.App(middleware=[ClientAddress(), *extra])
         app.add_route("/api/broadcast/state", State())
         built[name] = falcon.testing.TestClient(app)
-    probe = built["autoban"].simulate_get("/.env", remote_addr="203.0.113.9")
+    probe = built["autoban"].simulate_get("/.env", remote_addr=PROBER)
     assert probe.status_code == 404  # recorded (not banned at one probe): the middleware is live
+    answers = [_requests(client)() for client in built.values()]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert answers[0].content == answers[1].content
+    assert events_except_prober(eng) == 0
     return built
+
+
+def events_except_prober(engine: Engine) -> int:
+    """Return the security events (flood reports, bans) naming any address but the prober."""
+    with engine.connect() as conn:
+        query = select(func.count()).where(security_events.c.address != PROBER)
+        return int(conn.execute(query).scalar_one())
 
 
 def _requests(client: falcon.testing.TestClient) -> Any:
@@ -122,11 +136,12 @@ def _requests(client: falcon.testing.TestClient) -> Any:
 
 
 def test_autoban_request_ours(
-    benchmark: Any, clients: dict[str, falcon.testing.TestClient]
+    benchmark: Any, clients: dict[str, falcon.testing.TestClient], engine: tuple[Engine, Path]
 ) -> None:
     _label(benchmark, "security.autoban_request", "ours", "app without the middleware")
     result = benchmark(_requests(clients["autoban"]))
     assert result.status_code == 200
+    assert events_except_prober(engine[0]) == 0, "a timed client was reported or banned"
 
 
 def test_autoban_request_peer(
