@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
-import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -15,6 +16,7 @@ from alertstation.alerts.poll_cli import add_poll_commands
 from alertstation.audit.cli import add_audit_commands
 from alertstation.eas.cli import add_eas_commands
 from alertstation.errors import AppError
+from alertstation.security.cli import add_bans_commands
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
@@ -248,12 +250,23 @@ def cmd_routes(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the web interface with gunicorn."""
     from alertstation.server import serve
+    from alertstation.worker.supervisor import PARENT_ENV, die_with_parent
 
+    die_with_parent()
     settings = _settings()
     _require_current_schema(settings)
-    _ensure_zone_catalog(settings)
+    if PARENT_ENV not in os.environ:  # under `run`, which loaded the catalog already
+        _ensure_zone_catalog(settings)
+    _sweep_uploads(settings)
     serve(args.bind, args.workers, args.threads, settings.data_dir)
     return 0
+
+
+def _sweep_uploads(settings: Settings) -> None:
+    """Remove upload staging folders a killed process left behind."""
+    from alertstation.worker.upload_sweep import sweep_stale_uploads, upload_folders
+
+    sweep_stale_uploads(upload_folders(settings), time.time())
 
 
 def _ensure_zone_catalog(settings: Settings) -> None:
@@ -284,9 +297,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from alertstation.app import build_station
     from alertstation.eas.onair import start_airing
     from alertstation.worker.runner import run_worker
+    from alertstation.worker.supervisor import die_with_parent
 
+    die_with_parent()
     settings = _settings()
     _require_current_schema(settings)
+    _sweep_uploads(settings)
     stop = threading.Event()
     _stop_on_signals(stop)
     station = build_station(settings)
@@ -301,23 +317,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run the worker in a child process and serve the web interface: a one-box station."""
-    from alertstation.server import serve
+    """Serve the web interface and run the worker as supervised children: a one-box station.
+
+    The worker is restarted with back-off when it exits; when it keeps failing, or the web
+    server exits, ``run`` stops and exits 1 so the service manager restarts the station.
+    """
+    from alertstation.worker.supervisor import STATE_FILE, Supervisor, child_starter
 
     settings = _settings()
     _require_current_schema(settings)
     _ensure_zone_catalog(settings)
-    worker = subprocess.Popen([sys.executable, "-m", "alertstation", "worker"])
-    try:
-        print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)
-        serve(args.bind, args.workers, args.threads, settings.data_dir)
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-    return 0
+    _sweep_uploads(settings)
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    python = [sys.executable, "-m", "alertstation"]
+    web = [*python, "serve", "--bind", args.bind]
+    web += ["--workers", str(args.workers), "--threads", str(args.threads)]
+    supervisor = Supervisor(
+        start_web=child_starter(web),
+        start_worker=child_starter([*python, "worker"]),
+        state_path=settings.data_dir / STATE_FILE,
+        sleep=stop.wait,
+        monotonic=time.monotonic,
+    )
+    print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)
+    return supervisor.run()
 
 
 def _positive_int(text: str) -> int:
@@ -371,6 +395,7 @@ def build_parser() -> Parser:
     add_eas_commands(sub)
     add_alerts_commands(sub)
     add_poll_commands(sub)
+    add_bans_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)

@@ -10,11 +10,18 @@ An EAS message queued or on the air also makes the broadcast active: the alert r
 the Station's ``airing`` state (``alertstation.eas.airing.AiringState``, anything with a boolean
 ``active`` attribute works), which follows the airing queue in every process.
 
+While the database cannot be reached the last snapshot keeps answering, marked ``stale`` (the
+store is tried again at most once per check interval); with no snapshot yet the outage is raised
+and the web tier answers 503 ``database_unavailable``.
+
 The two public resources that answer from the snapshot live here too.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,11 +35,15 @@ from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
 from alertstation.context import Station
 from alertstation.db import GenerationCache
+from alertstation.db.engine import is_outage
 from alertstation.db.migrate import head_revision
 from alertstation.db.types import utcnow
 from alertstation.system.service import check_health
 from alertstation.version import __version__
 from alertstation.worker.heartbeat import read_heartbeat
+from alertstation.worker.supervisor import read_state as read_supervisor
+
+log = logging.getLogger("alertstation.alerts")
 
 
 class Airing(Protocol):
@@ -75,13 +86,22 @@ class BroadcastState:
         clock: Callable[[], datetime] = utcnow,
         airing: Airing | None = None,
         check_interval: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock
+        self._monotonic = monotonic
+        self._check_interval = check_interval
+        self._lock = threading.Lock()
+        self._last: ActiveSnapshot | None = None
+        self._last_generation: int | None = None
+        self._retry_at = float("-inf")
+        self._last_airing = False
         self._cache: GenerationCache[ActiveSnapshot] = GenerationCache(
             engine,
             GENERATION,
             lambda conn: build_snapshot(conn, self._clock()),
             check_interval=check_interval,
+            clock=monotonic,
         )
         self._airing = airing
 
@@ -92,23 +112,60 @@ class BroadcastState:
     def clear(self) -> None:
         """Drop the snapshot so the next answer reads the store again."""
         self._cache.clear()
+        with self._lock:
+            self._retry_at = float("-inf")
 
     def counts(self) -> tuple[int, int]:
         """Return (active alerts, active in-area alerts) at the clock's current time."""
         return self.snapshot().counts(self._clock())
 
+    def _current(self) -> tuple[ActiveSnapshot, int | None, bool]:
+        """Return (snapshot, its generation, stale); the last good one while the store is down."""
+        with self._lock:
+            last, generation = self._last, self._last_generation
+            waiting = self._monotonic() < self._retry_at
+        if waiting and last is not None:
+            return last, generation, True
+        try:
+            snapshot = self._cache.get()
+        except Exception as ex:
+            if last is None or not is_outage(ex):
+                raise
+            with self._lock:
+                self._retry_at = self._monotonic() + self._check_interval
+            log.warning("broadcast state: database unavailable, serving the last snapshot")
+            return last, generation, True
+        generation = self._cache.generation
+        with self._lock:
+            self._last, self._last_generation = snapshot, generation
+            self._retry_at = float("-inf")
+        return snapshot, generation, False
+
     def state(self) -> dict[str, Any]:
-        """Return the public broadcast state as JSON-ready data."""
-        snapshot = self.snapshot()
+        """Return the public broadcast state as JSON-ready data.
+
+        ``stale`` is true when the database cannot be reached and the answer comes from the last
+        snapshot read; ``timestamp`` then says when that was.
+        """
+        snapshot, generation, stale = self._current()
         active, in_area = snapshot.counts(self._clock())
-        airing = bool(self._airing is not None and self._airing.active)
+        airing = self._last_airing
+        if not stale:
+            try:
+                airing = bool(self._airing is not None and self._airing.active)
+            except Exception as ex:
+                if not is_outage(ex):
+                    raise
+                stale = True
+            self._last_airing = airing
         return {
             "active": in_area > 0 or airing,
             "active_alerts": active,
             "in_area_alerts": in_area,
             "airing": airing,
-            "generation": self._cache.generation,
+            "generation": generation,
             "timestamp": snapshot.built_at.isoformat(),
+            "stale": stale,
         }
 
 
@@ -153,6 +210,7 @@ class SystemStatusApi:
             "zone_catalog_size": catalog_size,
             "active_alerts": active,
             "worker_heartbeat": worker,
+            "worker_supervisor": read_supervisor(self._station.settings.data_dir),
             "sources": sources,
         }
 

@@ -15,7 +15,7 @@ from alertstation.eas.forward import forward_job, rwt_job
 from alertstation.security.autoban import autoban_job
 from alertstation.security.hostban_service import heal_job
 from alertstation.security.service import deactivate_expired_job
-from alertstation.worker import heartbeat
+from alertstation.worker import heartbeat, upload_sweep
 
 
 @dataclass(frozen=True)
@@ -53,4 +53,5 @@ JOBS: tuple[Job, ...] = (
     Job("eas-forward", 5.0, forward_job),
     Job("eas-rwt", 30.0, rwt_job),
     Job("security-autoban", 300.0, autoban_job),
+    Job("stale-upload-sweep", upload_sweep.INTERVAL, upload_sweep.sweep_job),
 )
