@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 export ALERTSTATION_DATA_DIR ?= $(CURDIR)/data
 export ALERTSTATION_ASSETS_DIR ?= $(CURDIR)/assets
 
-.PHONY: help venv build run migrate assets test test-deps lint format bench wheel clean
+.PHONY: help venv build run migrate assets test test-deps lint format bench bench-deps wheel clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,9 +56,14 @@ test: test-deps build lint ## Install test needs, lint, and run the whole suite 
 	  $(PY) scripts/pg_throwaway.py -- \
 	  $(PY) -m pytest tests benchmarks --benchmark-disable -p no:cacheprovider $(PYTEST_ARGS)
 
-bench: build ## Run the benchmarks and print ours vs the peer with the ratio
+bench-deps: ## Install the system packages the benchmarks need (peers, PostgreSQL)
+	scripts/install-bench-deps.sh
+
+bench: bench-deps build ## Benchmark on SQLite and PostgreSQL; print ours vs the peer, ratio
 	@mkdir -p .benchmarks
-	ALERTSTATION_REQUIRE_NATIVE=1 $(PY) -m pytest benchmarks --benchmark-only \
+	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 ALERTSTATION_BENCH_NO_SKIPS=1 \
+	  $(PY) scripts/pg_throwaway.py -- \
+	  $(PY) -m pytest benchmarks --benchmark-only \
 	  --benchmark-json=.benchmarks/latest.json -p no:cacheprovider -q $(PYTEST_ARGS)
 	$(PY) benchmarks/report.py .benchmarks/latest.json
 

@@ -2,7 +2,8 @@
 
 Reads the JSON written by ``pytest --benchmark-json``. A benchmark marks itself with
 ``benchmark.extra_info["role"]`` (``"ours"`` or ``"peer"``) and ``extra_info["peer"]`` (the
-peer's name); both sides of a comparison share ``benchmark.group``.
+peer's name); both sides of a comparison share ``benchmark.group``. Exits 1 when a group lacks
+one side or no group ran, so ``make bench`` fails rather than print a report with a ratio missing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+INCOMPLETE = "incomplete: needs one 'ours' and one 'peer' benchmark"
 
 
 def _fmt(seconds: float) -> str:
@@ -32,7 +35,7 @@ def report(path: Path) -> list[str]:
     for group in sorted(groups):
         ours, peer = groups[group].get("ours"), groups[group].get("peer")
         if not ours or not peer:
-            lines.append(f"{group:32} incomplete: needs one 'ours' and one 'peer' benchmark")
+            lines.append(f"{group:32} {INCOMPLETE}")
             continue
         ours_s, peer_s = ours["stats"]["median"], peer["stats"]["median"]
         name = peer["extra_info"].get("peer", "peer")
@@ -47,7 +50,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: report.py BENCHMARK.json", file=sys.stderr)
         return 2
-    print("\n".join(report(Path(argv[0]))))
+    lines = report(Path(argv[0]))
+    print("\n".join(lines))
+    if len(lines) == 2 or any(INCOMPLETE in line for line in lines):
+        print("report: a group is missing a side, or no group ran", file=sys.stderr)
+        return 1
     return 0
 
 
