@@ -23,7 +23,12 @@ from alertstation.eas import routes as eas_routes
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
-from alertstation.http.routing import Route, RouteRegistry, check_responders_declared
+from alertstation.http.routing import (
+    HeadAsGetRouter,
+    Route,
+    RouteRegistry,
+    check_responders_declared,
+)
 from alertstation.http.templates import Templates
 from alertstation.security import autoban_routes, center_routes, geoip_routes, hostban_routes
 from alertstation.security import routes as security_routes
@@ -112,6 +117,7 @@ def create_app(
     registry = build_registry(station, sources)
 
     app = StationApp(
+        router=HeadAsGetRouter(),
         middleware=[
             RequestContextMiddleware(
                 settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)

@@ -61,11 +61,25 @@ class Conflict(AppError):
     code = "conflict"
 
 
+class LengthRequired(AppError):
+    """The request body must come with a Content-Length."""
+
+    status = 411
+    code = "length_required"
+
+
 class PayloadTooLarge(AppError):
     """The request body is larger than the limit."""
 
     status = 413
     code = "payload_too_large"
+
+
+class UriTooLong(AppError):
+    """The request target (path and query) is longer than the limit."""
+
+    status = 414
+    code = "uri_too_long"
 
 
 class UnsupportedMediaType(AppError):
@@ -80,3 +94,10 @@ class ServiceUnavailable(AppError):
 
     status = 503
     code = "service_unavailable"
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be reached or dropped the connection; try again shortly."""
+
+    code = "database_unavailable"
+    retry_after = 5  # seconds, sent as Retry-After

@@ -8,6 +8,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from alertstation.app import create_app
+from alertstation.http.connection import ConnectionControl
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings
 
@@ -27,7 +28,7 @@ class StationServer(BaseApplication):
     def load(self) -> Any:
         settings = Settings.from_env()
         configure_logging(settings.log_level, settings.log_format)
-        return create_app(settings)
+        return ConnectionControl(create_app(settings))
 
 
 def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
@@ -46,5 +47,8 @@ def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
             "accesslog": None,  # the app writes its own structured access log
             "proc_name": "alertstation",
             "control_socket": str(data_dir / "gunicorn.ctl"),
+            # gunicorn's largest request line, above the app's own 4096-character target limit
+            # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
+            "limit_request_line": 8190,
         }
     ).run()

@@ -7,6 +7,8 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 IMMEDIATE_OPTION = "alertstation_sqlite_immediate"
@@ -23,6 +25,30 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         kwargs.setdefault("max_overflow", 10)
         return create_engine(url, **kwargs)
     raise ValueError(f"unsupported database backend {parsed.get_backend_name()!r}")
+
+
+def is_outage(ex: BaseException) -> bool:
+    """Tell whether ``ex`` means the database cannot be reached or dropped the connection.
+
+    True for a connection the driver reports lost (SQLAlchemy marks it invalidated), for a pool
+    that cannot hand out a connection in time, and for PostgreSQL errors without an SQLSTATE
+    (refused or broken connections) or in classes 08 (connection exception) and 57P (the server
+    shutting down or starting up). Query errors, deadlocks, statement timeouts and SQLite's
+    "database is locked" are not outages.
+    """
+    if isinstance(ex, PoolTimeout):
+        return True
+    if not isinstance(ex, DBAPIError):
+        return False
+    if ex.connection_invalidated:
+        return True
+    if not isinstance(ex, OperationalError | InterfaceError):
+        return False
+    orig = ex.orig
+    if not type(orig).__module__.startswith("psycopg"):
+        return False  # SQLite: locked or busy files are contention, not an outage
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return sqlstate is None or sqlstate.startswith(("08", "57P"))
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:

@@ -13,8 +13,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import falcon
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from alertstation.errors import AppError
+from alertstation.db.engine import is_outage
+from alertstation.errors import AppError, DatabaseUnavailable
 from alertstation.http.templates import Templates, page_context
 
 log = logging.getLogger("alertstation.http")
@@ -26,7 +29,9 @@ _CODES = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    411: "length_required",
     413: "payload_too_large",
+    414: "uri_too_long",
     415: "unsupported_media_type",
     422: "invalid",
     500: "internal_error",
@@ -98,7 +103,32 @@ class ErrorRenderer:
         self, req: falcon.Request, resp: falcon.Response, ex: AppError, params: dict[str, Any]
     ) -> None:
         """Render a service error."""
-        self.render(req, resp, ex.status, ex.message, code=ex.code, details=ex.details or None)
+        retry_after = getattr(ex, "retry_after", None)
+        headers = {"Retry-After": str(retry_after)} if retry_after else None
+        self.render(
+            req,
+            resp,
+            ex.status,
+            ex.message,
+            code=ex.code,
+            details=ex.details or None,
+            headers=headers,
+        )
+
+    def handle_database_error(
+        self, req: falcon.Request, resp: falcon.Response, ex: Exception, params: Any
+    ) -> None:
+        """Answer 503 ``database_unavailable`` for an outage; anything else is a bug (500)."""
+        if not is_outage(ex):
+            self.handle_unexpected(req, resp, ex, params)
+            return
+        log.warning(
+            "database unavailable on %s %s: %s", req.method, req.path, ex.__class__.__name__
+        )
+        unavailable = DatabaseUnavailable(
+            "The database cannot be reached right now; try again shortly."
+        )
+        self.handle_app_error(req, resp, unavailable, params)
 
     def handle_http_error(
         self, req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError, params: Any
@@ -137,3 +167,5 @@ def install_error_handlers(app: falcon.App, renderer: ErrorRenderer) -> None:
     app.add_error_handler(Exception, renderer.handle_unexpected)
     app.add_error_handler(falcon.HTTPError, renderer.handle_http_error)
     app.add_error_handler(AppError, renderer.handle_app_error)
+    app.add_error_handler(DBAPIError, renderer.handle_database_error)
+    app.add_error_handler(PoolTimeout, renderer.handle_database_error)

@@ -1,8 +1,10 @@
 """Middleware that every request passes through, in the order ``create_app`` installs them.
 
-1. RequestContext: request id, client address (one trusted proxy hop), body size limit, security
-   headers and the access log line.
-2. Authorization: looks the matched route up in the registry and applies its access rule.
+1. RequestContext: request id, client address (one trusted proxy hop), request-target and body
+   size limits, security headers, the access log line, and an unread body dropped (or the
+   connection closed) once the answer is ready.
+2. Authorization: looks the matched route up in the registry and applies its access rule (HEAD
+   takes the rule of GET), then reads a chunked body within the route's limit.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import falcon
 
 from alertstation.auth.permissions import READ_ONLY_ROLES
-from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized
+from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriTooLong
 from alertstation.http.client_address import (
     IPNetwork,
     client_address,
@@ -25,6 +27,7 @@ from alertstation.http.client_address import (
     is_trusted,
     parse_address,
 )
+from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
 from alertstation.logs import request_id_var
 
@@ -37,6 +40,9 @@ _SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+# The longest request target (path and query string) the app answers; gunicorn's own request-line
+# limit is set above it (``alertstation.server``) so an over-long target gets the JSON envelope.
+MAX_TARGET_CHARS = 4096
 _PAGE_CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'self'"
 
 
@@ -65,6 +71,11 @@ class RequestContextMiddleware:
         req.context.request_id = request_id
         req.context.request_id_token = request_id_var.set(request_id)
         req.context.user = None
+        target = req.env.get("RAW_URI") or req.relative_uri
+        if len(target) > MAX_TARGET_CHARS:
+            raise UriTooLong(
+                f"The request target is {len(target)} characters; the limit is {MAX_TARGET_CHARS}."
+            )
         length = req.content_length
         if length is not None and length > self._max_request_bytes:
             raise PayloadTooLarge(
@@ -74,6 +85,7 @@ class RequestContextMiddleware:
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
+        finish_unread_body(req)
         request_id = getattr(req.context, "request_id", None)
         if request_id:
             resp.set_header("X-Request-ID", request_id)
@@ -147,3 +159,4 @@ class AuthorizationMiddleware:
         length = req.content_length
         if length is not None and length > limit:
             raise PayloadTooLarge(f"Request body of {length} bytes is over the {limit}-byte limit.")
+        buffer_chunked_body(req, limit)

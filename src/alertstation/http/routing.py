@@ -4,6 +4,10 @@ A domain package contributes ``ROUTES``, a list of :class:`Route` rows. ``create
 :class:`RouteRegistry` from all of them; the registry refuses to exist when a state-changing route
 has no permission or role, names one outside the catalog, or disagrees with its resource's
 responders. The authorisation middleware looks every request up here: no entry means deny.
+
+HEAD is answered wherever GET is, by the GET responder under the GET route's access rule
+(:class:`HeadAsGetRouter` maps it; Falcon sends the headers without the body), so uptime
+monitors that send HEAD see the station as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import falcon.inspect
+from falcon.routing import CompiledRouter
 
 from alertstation.auth.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
 
@@ -106,18 +113,27 @@ class RouteRegistry:
         return len(self._routes)
 
     def lookup(self, path_template: str | None, method: str) -> Route | None:
-        """Return the route for a matched URI template and method, None when undeclared."""
+        """Return the route for a matched URI template and method, None when undeclared.
+
+        HEAD without a route of its own takes the GET route (and so its access rule).
+        """
         if path_template is None:
             return None
-        return self._routes.get((path_template, method))
+        route = self._routes.get((path_template, method))
+        if route is None and method == "HEAD":
+            route = self._routes.get((path_template, "GET"))
+        return route
 
     def largest_body_limit(self, default: int) -> int:
         """Return the largest request body any route accepts (for the early size check)."""
         return max([default, *(r.max_body for r in self._routes.values() if r.max_body)])
 
     def methods_for(self, path_template: str) -> list[str]:
-        """Return the declared methods of a path, sorted."""
-        return sorted(m for (p, m) in self._routes if p == path_template)
+        """Return the declared methods of a path (HEAD wherever GET is), sorted."""
+        methods = {m for (p, m) in self._routes if p == path_template}
+        if "GET" in methods:
+            methods.add("HEAD")
+        return sorted(methods)
 
     def _check_one_resource_per_path(self) -> None:
         seen: dict[str, tuple[Any, str | None]] = {}
@@ -134,6 +150,19 @@ class RouteRegistry:
         for route in self:
             seen.setdefault(route.path, (route.resource, route.suffix))
         return [(path, resource, suffix) for path, (resource, suffix) in seen.items()]
+
+
+class HeadAsGetRouter(CompiledRouter):
+    """Falcon's router, with HEAD answered by the GET responder where a resource has no on_head."""
+
+    def map_http_methods(self, resource: object, **kwargs: Any) -> Any:
+        method_map = super().map_http_methods(resource, **kwargs)
+        if "GET" in method_map and "HEAD" not in method_map:
+            method_map["HEAD"] = method_map["GET"]
+        return method_map
+
+
+falcon.inspect.register_router(HeadAsGetRouter)(falcon.inspect.inspect_compiled_router)
 
 
 def validate_route(route: Route) -> None:

@@ -1,0 +1,115 @@
+"""Keep a kept-alive connection usable after an answer that left the request body unread.
+
+An early answer (413, 401, 422 before the body is read ...) leaves the body's bytes on the socket.
+A small remainder is read and dropped here so the connection can serve the next request; a larger
+or unknown one (chunked) makes the server close the connection and say so (``Connection: close``)
+instead of announcing keep-alive and then closing.
+
+Chunked request bodies carry no Content-Length. :func:`buffer_chunked_body` reads one up to the
+route's limit into a spooled file and gives it a Content-Length, so every reader sees an ordinary
+body; over the limit is 413. A server that cannot tell where such a body ends gets 411.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import falcon
+
+from alertstation.errors import LengthRequired, PayloadTooLarge
+
+# The environ key that asks the server to close the connection after this answer.
+CLOSE_CONNECTION = "alertstation.close_connection"
+# Unread bodies up to this size are read and dropped so the connection stays usable.
+DRAIN_LIMIT = 64 * 1024
+_SPOOL_IN_MEMORY = 1024 * 1024
+_READ_SIZE = 64 * 1024
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def is_chunked(req: falcon.Request) -> bool:
+    """Tell whether the body comes in chunked transfer coding (and so has no Content-Length)."""
+    coding = req.get_header("Transfer-Encoding") or ""
+    return "chunked" in coding.lower() and not req.env.get("CONTENT_LENGTH")
+
+
+def buffer_chunked_body(req: falcon.Request, limit: int) -> None:
+    """Read a chunked body of at most ``limit`` bytes and present it with a Content-Length.
+
+    Raises PayloadTooLarge past the limit, LengthRequired when the server does not mark where
+    the body ends (``wsgi.input_terminated``), since reading on could block forever.
+    """
+    if not is_chunked(req):
+        return
+    if not req.env.get("wsgi.input_terminated"):
+        raise LengthRequired("Send the body with a Content-Length header.")
+    source = req.env["wsgi.input"]
+    spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 (lives on)
+    size = 0
+    while True:
+        block = source.read(min(_READ_SIZE, limit + 1 - size))
+        if not block:
+            break
+        size += len(block)
+        if size > limit:
+            spool.close()
+            raise PayloadTooLarge(f"Request body is over the {limit}-byte limit.")
+        spool.write(block)
+    spool.seek(0)
+    req.env["wsgi.input"] = req.stream = spool
+    req.env["CONTENT_LENGTH"] = str(size)
+    req.context.body_buffered = True
+
+
+def finish_unread_body(req: falcon.Request) -> None:
+    """Drop a small unread body; ask the server to close the connection for a larger one."""
+    if getattr(req.context, "body_buffered", False):
+        return  # the socket side was read whole
+    if is_chunked(req):
+        req.env[CLOSE_CONNECTION] = True
+        return
+    try:
+        length = req.content_length or 0
+    except falcon.HTTPInvalidHeader:
+        req.env[CLOSE_CONNECTION] = True
+        return
+    if length <= 0 or req.bounded_stream.eof:
+        return
+    if length > DRAIN_LIMIT:
+        req.env[CLOSE_CONNECTION] = True
+        return
+    try:
+        req.bounded_stream.exhaust()
+    except OSError:
+        req.env[CLOSE_CONNECTION] = True
+
+
+class ConnectionControl:
+    """WSGI wrapper: make the server close the connection when the app asked for it.
+
+    gunicorn drops a ``Connection`` header set by an application (hop-by-hop headers belong to
+    the server), so the wrapper calls ``force_close()`` on gunicorn's response object, which
+    ``start_response`` is bound to; gunicorn then sends ``Connection: close`` and closes.
+    """
+
+    def __init__(self, app: WsgiApp) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            if environ.get(CLOSE_CONNECTION):
+                server_response = getattr(start_response, "__self__", None)
+                force_close = getattr(server_response, "force_close", None)
+                if callable(force_close):
+                    force_close()
+            if exc_info is None:
+                return start_response(status, headers)
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, start)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)
