@@ -160,6 +160,7 @@ def database(
     """Return a migrated database on one backend, with the test counties configured."""
     url = create_database(request.param, tmp_path_factory.mktemp("ingest"))
     engine = make_engine(url)
+    assert engine.dialect.name == request.param  # the group's name says which backend ran
     upgrade_to_head(engine)
     with begin_write(engine) as conn:
         set_alert_settings(conn, zone_codes=COUNTIES)
