@@ -12,6 +12,8 @@ command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v fail2ban-server >/dev/null 2>&1 || missing+=(fail2ban)
+# The clock-sensitive tests run again with the clock moved a year ahead.
+command -v faketime >/dev/null 2>&1 || missing+=(faketime)
 [ -x /usr/sbin/visudo ] || missing+=(sudo)  # visudo checks the privilege rules
 # MP3 and other compressed recordings reach the SAME decoder through ffmpeg.
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)

@@ -102,10 +102,14 @@ class HeaderIdentity:
 
 
 class Clock:
-    """A controllable UTC clock for the station (``create_app(..., clock=clock)``)."""
+    """A controllable UTC clock for the station (``create_app(..., clock=clock)``).
+
+    It starts from the real time (whole seconds), so anything in a test that reads the real
+    clock beside it (another app, a daemon, a signed cookie) agrees with it on any date.
+    """
 
     def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+        self.now = start or datetime.now(UTC).replace(microsecond=0)
 
     def __call__(self) -> datetime:
         return self.now

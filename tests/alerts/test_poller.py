@@ -464,9 +464,10 @@ def test_ipaws_since_placeholder_follows_the_last_success(
     with begin_write(db) as conn:
         set_alert_settings(conn, zone_codes=["025025"])
     ipaws = (FIXTURES / "ipaws_feed.xml").read_bytes()
-    first_path = "/recent/2026-11-21T11:00:00Z"
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    first_path = "/recent/" + (clock.now - timedelta(hours=1)).strftime(stamp)  # the lookback
     server.serve(first_path, Canned(ipaws, content_type="application/xml"))
-    later_path = "/recent/2026-11-21T11:59:00Z"
+    later_path = "/recent/" + (clock.now - timedelta(minutes=1)).strftime(stamp)  # the overlap
     server.serve(later_path, Canned(ipaws, content_type="application/xml"))
     add_source(db, clock, name="IPAWS", kind="ipaws", url=server.url("/recent/{since}"))
     the_poller = poller(db, clock, http)

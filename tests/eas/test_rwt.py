@@ -111,11 +111,14 @@ def test_upcoming_shows_a_due_slot_until_it_aired() -> None:
 # --- the job (both backends) ------------------------------------------------------------------
 
 
-def schedule_for(station: StationHarness, **values: Any) -> RwtSchedule:
+def schedule_for(station: StationHarness, minutes: int = 10, **values: Any) -> RwtSchedule:
+    """Schedule the weekly test ``minutes`` after the test clock's time (on a whole minute)."""
+    station.clock.now = station.clock.now.replace(second=0)
+    slot = station.clock.now + timedelta(minutes=minutes)
     body = {
         "enabled": True,
-        "weekday": "Saturday",  # the test clock starts on Saturday 2026-11-21 12:00 UTC
-        "time_of_day": "12:10",
+        "weekday": slot.strftime("%A"),
+        "time_of_day": slot.strftime("%H:%M"),
         "time_zone": "UTC",
         "location_codes": "040109 040027",
         "station_id": "KXYZ",
@@ -149,7 +152,7 @@ def test_a_due_slot_airs_once(station: StationHarness) -> None:
     (audit,) = audit_rows(station.engine, "eas.broadcast")
     assert (audit.username, audit.target) == ("rwt-schedule", "eas_rwt:schedule")
     with station.engine.connect() as conn:
-        assert get_schedule(conn)[1] == utc(2026, 11, 21, 12, 10)
+        assert get_schedule(conn)[1] == station.clock.now
 
 
 def test_the_clock_going_back_and_forth_never_airs_twice(station: StationHarness) -> None:
@@ -205,12 +208,12 @@ def test_a_failed_airing_is_tried_again_within_the_grace(
 
 def test_changing_the_schedule_never_airs_a_past_slot(station: StationHarness) -> None:
     st = station.app.station
-    schedule_for(station, time_of_day="11:55")  # five minutes ago today
+    schedule_for(station, minutes=-5)  # five minutes ago today
     assert run_schedule(st) == "waiting"
-    schedule_for(station, time_of_day="12:10")
+    schedule_for(station, minutes=10)
     station.clock.advance(minutes=10)
     assert run_schedule(st) == "aired"
-    schedule_for(station, time_of_day="12:05")  # moved before the slot that just aired
+    schedule_for(station, minutes=-5)  # moved before the slot that just aired
     station.clock.advance(minutes=1)
     assert run_schedule(st) == "waiting"
     assert len(archived(station.engine)) == 1

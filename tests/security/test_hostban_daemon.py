@@ -67,7 +67,7 @@ class Daemon:
         """Return the jail's banned list as the daemon reports it."""
         return parse_banned(self.client("get", jail, "banned"))
 
-    def wait_read(self, *addresses: str, timeout: float = 20.0) -> None:
+    def wait_read(self, *addresses: str, timeout: float = 90.0) -> None:
         """Wait until the jail has read and acted on the log line of each address.
 
         Each address was banned once by the station (``banip``) and once by the filter; which
@@ -94,7 +94,7 @@ class Daemon:
                 raise AssertionError(f"the jail did not read the log lines of {missing}")
             time.sleep(0.2)
 
-    def wait_banned(self, jail: str, address: str, timeout: float = 20.0) -> list[str]:
+    def wait_banned(self, jail: str, address: str, timeout: float = 90.0) -> list[str]:
         """Wait until ``address`` is in the jail's banned list; return the list."""
         deadline = time.monotonic() + timeout
         while True:

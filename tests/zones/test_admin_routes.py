@@ -176,7 +176,9 @@ def test_an_upload_through_one_worker_is_seen_by_another(
         engine.url.render_as_string(hide_password=False),
         secret_key=station.app.station.settings.secret_key,
     )
-    other = falcon.testing.TestClient(create_app(other_settings, engine=engine))
+    other = falcon.testing.TestClient(
+        create_app(other_settings, engine=engine, clock=station.clock)
+    )
     cookies = {"alertstation_session": admin.cookie}
     assert (
         other.simulate_get("/api/zones", params={"q": "VAZ057"}, cookies=cookies).json["total"] == 0
