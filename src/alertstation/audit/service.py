@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import orjson
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, inspect, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.audit.ledger import CHECKPOINT_PREFIX, MAX_ACTION_LENGTH, AuditLedger
 from alertstation.audit.tables import audit_logs
@@ -168,6 +169,40 @@ def load_checkpoint(value: str) -> str:
     return found
 
 
+def checkpoint_log_path(data_dir: Path) -> Path:
+    """Return where the worker keeps its checkpoint log (``<data dir>/audit-checkpoints.log``)."""
+    return data_dir / CHECKPOINT_FILE
+
+
+def newest_logged_checkpoint(path: Path) -> str | None:
+    """Return the newest checkpoint in the worker's log at ``path``; None when there is none.
+
+    A missing file and a file without checkpoint lines both mean "no checkpoint": verification
+    then cannot tell that rows were deleted. Raises ValueError when the file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as ex:
+        raise ValueError(f"cannot read the checkpoint log {path}: {ex.strerror or ex}") from None
+    return last_checkpoint_in(text)
+
+
+def database_problem(engine: Engine, ex: BaseException) -> str:
+    """Describe in one line why the ledger could not be read (the table gone, or the error)."""
+    try:
+        present: bool | None = inspect(engine).has_table(audit_logs.name)
+    except SQLAlchemyError:
+        present = None
+    if present is False:
+        return f"{audit_logs.name} table is missing (dropped, or the wrong database)"
+    cause = getattr(ex, "orig", None) or ex
+    lines = str(cause).strip().splitlines()
+    first = lines[0][:300] if lines else ""
+    return f"the database could not be read: {type(cause).__name__}: {first}".rstrip(": ")
+
+
 def _last_line(path: Path, tail_bytes: int = 4096) -> str:
     with path.open("rb") as handle:
         handle.seek(0, os.SEEK_END)
@@ -183,8 +218,9 @@ def append_checkpoint_line(engine: Engine, ledger: AuditLedger, path: Path) -> b
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     line = f"{utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')} {current}\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        os.fchmod(fd, 0o600)  # a log created by an older release was world-readable
         os.write(fd, line.encode())
         os.fsync(fd)
     finally:
@@ -194,5 +230,5 @@ def append_checkpoint_line(engine: Engine, ledger: AuditLedger, path: Path) -> b
 
 def append_audit_checkpoint(station: Station) -> None:
     """Keep ``<data dir>/audit-checkpoints.log`` up to date with the ledger head (worker job)."""
-    path = station.settings.data_dir / CHECKPOINT_FILE
+    path = checkpoint_log_path(station.settings.data_dir)
     append_checkpoint_line(station.engine, station.ledger, path)
