@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import falcon
 
 from alertstation.audit.actor import Actor
-from alertstation.auth import service, sessions
+from alertstation.auth import guard, service, sessions
 from alertstation.auth.middleware import clear_session_cookie, set_session_cookie
 from alertstation.auth.permissions import ROLES
 from alertstation.context import Station
@@ -18,6 +18,11 @@ from alertstation.security import autoban
 from alertstation.security.service import require_login_allowed
 
 LOGIN_FAILED = "Unknown username or wrong password, or the account is disabled."
+TOO_MANY_SIGN_INS = "Too many sign-in attempts from your address; wait a moment and try again."
+ACCOUNT_LOCKED = (
+    "Too many failed sign-ins to this account; sign in from an address you used before, "
+    "or wait and try again."
+)
 
 
 def safe_next(target: str | None) -> str:
@@ -44,46 +49,49 @@ class LoginPage:
 
 
 class Login:
-    """POST /auth/login: JSON or form sign-in; starts a session and sets its cookie."""
+    """POST /auth/login: JSON or form sign-in; starts a session and sets its cookie.
+
+    Refused with 429 before the password is checked: more than ``guard.SIGN_IN_RATE_LIMIT``
+    attempts from one address within a minute, or an account locked for unknown addresses
+    (``guard.account_lock``). A sign-in past ``guard.SESSION_CAP`` open sessions ends the oldest.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
+        self.rate_limit = guard.SignInRateLimit()
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        now = station.clock()
         body, as_json = form_or_json(req)
+        # The address limit comes first: a flood answered 429 costs no query and no argon2.
+        wait = self.rate_limit.attempt(req.context.client_ip, now)
+        if wait:
+            self._refuse(req, resp, body, as_json, "too_many_sign_ins", TOO_MANY_SIGN_INS, wait)
+            return
         username = body.get("username") if isinstance(body.get("username"), str) else ""
         password = body.get("password") if isinstance(body.get("password"), str) else ""
         username, password = username.strip()[:64], password[:1024]
-        station = self._station
-        now = station.clock()
-        require_login_allowed(
-            station.engine, station.ledger, Actor.from_request(req), username, now
-        )
+        actor = Actor.from_request(req)
+        require_login_allowed(station.engine, station.ledger, actor, username, now)
+        with station.engine.connect() as conn:
+            lock = guard.account_lock(conn, username, req.context.client_ip, now)
+        if lock is not None:
+            self._failed(req, username, reason="account_locked")
+            self._refuse(
+                req, resp, body, as_json, "account_locked", ACCOUNT_LOCKED, lock.retry_after
+            )
+            return
         user = None
         if username and password:
             with station.engine.connect() as conn:
                 user = service.authenticate(conn, username, password)
-        actor = Actor.from_request(req)
         if user is None:
-            station.ledger.record_now(
-                station.engine,
-                actor,
-                "login failure",
-                target=username or None,
-                details={"username": username},
-            )
-            autoban.login_failed(station, req, username)
+            self._failed(req, username)
             if as_json:
                 raise Unauthorized(LOGIN_FAILED, code="invalid_credentials")
             resp.status = falcon.HTTP_401
-            station.templates.page(
-                req,
-                resp,
-                "login.html",
-                next=safe_next(body.get("next")),
-                error=LOGIN_FAILED,
-                username=username,
-            )
+            self._page(req, resp, body, username, LOGIN_FAILED)
             return
         with begin_write(station.engine) as conn:
             cookie, session = sessions.start_session(
@@ -94,6 +102,7 @@ class Login:
                 now=now,
                 secret_key=station.settings.secret_key,
             )
+            capped = guard.cap_sessions(conn, user.id, now)
             service.record_login(conn, user.id, now)
             signed_in = Actor(
                 user_id=user.id,
@@ -101,18 +110,70 @@ class Login:
                 client_ip=actor.client_ip,
                 user_agent=actor.user_agent,
             )
+            details: dict[str, object] = {"session_id": session.id}
+            if capped:
+                details["ended_sessions"] = capped
             station.ledger.record(
-                conn,
-                signed_in,
-                "login success",
-                target=user.username,
-                details={"session_id": session.id},
+                conn, signed_in, "login success", target=user.username, details=details
             )
         set_session_cookie(req, resp, cookie, int(station.session_lifetime.total_seconds()))
         if as_json:
             resp.media = {"user": user.as_dict(), "csrf_token": session.csrf_token}
         else:
             raise falcon.HTTPSeeOther(safe_next(body.get("next")))
+
+    def _failed(self, req: falcon.Request, username: str, reason: str | None = None) -> None:
+        """Write the ``login failure`` audit row and count it (may raise 403 ``banned``)."""
+        station = self._station
+        details = {"username": username}
+        if reason:
+            details["reason"] = reason
+        station.ledger.record_now(
+            station.engine,
+            Actor.from_request(req),
+            "login failure",
+            target=username or None,
+            details=details,
+        )
+        autoban.login_failed(station, req, username)
+
+    def _refuse(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        body: dict,  # type: ignore[type-arg]
+        as_json: bool,
+        code: str,
+        message: str,
+        retry_after: int,
+    ) -> None:
+        """Answer 429 with Retry-After: the JSON error envelope, or the form with the message."""
+        resp.status = falcon.HTTP_429
+        resp.set_header("Retry-After", str(retry_after))
+        if as_json:
+            resp.media = {
+                "error": {"code": code, "message": message, "details": {"retry_after": retry_after}}
+            }
+            return
+        username = body.get("username") if isinstance(body.get("username"), str) else ""
+        self._page(req, resp, body, username.strip()[:64], message)
+
+    def _page(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        body: dict,  # type: ignore[type-arg]
+        username: str,
+        error: str,
+    ) -> None:
+        self._station.templates.page(
+            req,
+            resp,
+            "login.html",
+            next=safe_next(body.get("next")),
+            error=error,
+            username=username,
+        )
 
 
 class Logout:
@@ -157,7 +218,13 @@ class AccountPage:
 
 
 class OwnPassword:
-    """POST /account/password: change one's own password; other sessions are signed out."""
+    """POST /account/password: change one's own password; other sessions are signed out.
+
+    A wrong current password counts as a failed sign-in: a ``login failure`` audit row (reason
+    ``wrong_current_password``), a ``login_failure`` security event for the brute-force detector
+    and the account lock, and after ``guard.PASSWORD_CHECK_LIMIT`` failures within
+    ``guard.PASSWORD_CHECK_WINDOW`` this session is ended (401 ``session_ended``).
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -171,6 +238,10 @@ class OwnPassword:
         new = string_field(body, "new_password")
         station = self._station
         session = req.context.session
+        with station.engine.connect() as conn:
+            correct = service.check_own_password(conn, user.id, current)
+        if not correct:
+            self._wrong_password(req, resp, user.username, session)
         with begin_write(station.engine) as conn:
             service.change_own_password(conn, user.id, current, new)
             ended = sessions.end_sessions(
@@ -184,6 +255,41 @@ class OwnPassword:
                 conn, Actor.from_request(req), f"user:{user.username}", ["password"]
             )
         resp.media = {"changed": True, "other_sessions_ended": ended}
+
+    def _wrong_password(
+        self,
+        req: falcon.Request,
+        resp: falcon.Response,
+        username: str,
+        session: sessions.ActiveSession | None,
+    ) -> None:
+        station = self._station
+        station.ledger.record_now(
+            station.engine,
+            Actor.from_request(req),
+            "login failure",
+            target=username,
+            details={
+                "username": username,
+                "reason": "wrong_current_password",
+                "session_id": session.id if session else None,
+            },
+        )
+        autoban.login_failed(station, req, username)
+        now = station.clock()
+        with station.engine.connect() as conn:
+            failures = guard.password_check_failures(conn, username, now)
+        if failures >= guard.PASSWORD_CHECK_LIMIT and session is not None:
+            with begin_write(station.engine) as conn:
+                sessions.end_session(
+                    conn, session.id, reason=guard.ENDED_PASSWORD_GUESSING, now=now
+                )
+            clear_session_cookie(req, resp)
+            raise Unauthorized(
+                f"The current password was wrong {failures} times; you have been signed out.",
+                code="session_ended",
+            )
+        raise Invalid("the current password is not correct", code="wrong_password")
 
 
 class UsersPage:

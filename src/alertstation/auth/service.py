@@ -206,6 +206,12 @@ def set_password(conn: Connection, user_id: int, password: str) -> None:
         raise NotFound(f"no user with id {user_id}")
 
 
+def check_own_password(conn: Connection, user_id: int, password: str) -> bool:
+    """Tell whether ``password`` is the account's current password."""
+    row = conn.execute(select(users.c.password_hash).where(users.c.id == user_id)).first()
+    return row is not None and verify_password(row.password_hash, password)
+
+
 def change_own_password(
     conn: Connection, user_id: int, current_password: str, new_password: str
 ) -> None:

@@ -184,6 +184,26 @@ def look_up_session(
     )
 
 
+def has_open_session_from(
+    conn: Connection, address: str, *, now: datetime, lifetime: timedelta
+) -> bool:
+    """Tell whether a live session (of an enabled account) was started from ``address``."""
+    cutoff = now - lifetime
+    query = (
+        select(admin_sessions.c.id)
+        .join(users, users.c.id == admin_sessions.c.user_id)
+        .where(
+            admin_sessions.c.source_ip == address,
+            admin_sessions.c.ended_at.is_(None),
+            admin_sessions.c.last_seen_at >= cutoff,
+            admin_sessions.c.created_at >= cutoff,
+            users.c.is_active.is_(True),
+        )
+        .limit(1)
+    )
+    return conn.execute(query).first() is not None
+
+
 def heartbeat(conn: Connection, session_id: int, *, now: datetime) -> bool:
     """Refresh last_seen_at unless another request did so within the last 60 seconds."""
     result = conn.execute(

@@ -5,7 +5,9 @@ Five detectors, each banning with its own ``ip_filters.source`` (see ``docs/secu
 - ``login_brute_force``: failed sign-ins per address within a window, counted in the database
   (``security_events`` rows of kind ``login_failure``), so exact across processes;
 - ``malicious_request``: scanner paths, traversal and injection probes (``autoban_probes``),
-  recorded as ``malicious_request`` events and counted in the database;
+  recorded as ``malicious_request`` events and counted in the database; a probe from a
+  signed-in user (a valid session cookie, or an address a live session was started from) is
+  not counted, so a page that makes the browser fetch ``/.env`` cannot lock the office out;
 - ``flood``: requests per address within a short window (``/static/`` not counted);
 - ``api_abuse``: 401/403/404/405/429 answers to requests under the API paths;
 - ``stream_abuse``: requests to the stream and audio paths.
@@ -55,7 +57,7 @@ from alertstation.security.autoban_settings import (
     path_pattern,
 )
 from alertstation.security.gate import BANNED, STATIC_PREFIX
-from alertstation.security.resources import after_change
+from alertstation.security.removal import after_change
 from alertstation.security.service import is_loopback
 
 if TYPE_CHECKING:
@@ -298,9 +300,36 @@ class AutoBanMiddleware:
             log.error("could not report %s from %s: %s", kind, address, type(ex).__name__)
             return 0
 
+    def _signed_in(self, req: falcon.Request, address: str) -> bool:
+        """Tell whether a probe comes from a signed-in user (asked only when a probe shows).
+
+        True when the request carries a valid session cookie, or when a live session was
+        started from its address: a browser loading ``<img src=/.env>`` from another site sends
+        no SameSite=Lax cookie, but it shares the office's address with the signed-in operator.
+        """
+        from alertstation.auth import sessions  # here: the auth package imports this module
+
+        station = self._station
+        now = station.clock()
+        lifetime = station.session_lifetime
+        cookies = req.get_cookie_values(sessions.COOKIE_NAME)
+        key = station.settings.secret_key
+        token = sessions.token_from_cookie(key, cookies[0] if cookies else None)
+        with station.engine.connect() as conn:
+            if token is not None:
+                found = sessions.look_up_session(
+                    conn, token, now=now, lifetime=lifetime, secret_key=key
+                )
+                if found.session is not None:
+                    return True
+            return sessions.has_open_session_from(conn, address, now=now, lifetime=lifetime)
+
     def _probe(self, req: falcon.Request, rule: Rule, address: str, label: str) -> None:
         now = self._station.clock()
         try:
+            if self._signed_in(req, address):
+                log.info("probe from signed-in %s not counted: %s", address, label)
+                return
             with begin_write(self._station.engine) as conn:
                 svc.record_event(
                     conn,

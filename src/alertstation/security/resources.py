@@ -19,9 +19,11 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object, optional_bool
-from alertstation.security import hostban_service, service
-from alertstation.security.entries import IpFilter, audit_action, filter_changes, new_filter
+from alertstation.security import service
+from alertstation.security.entries import audit_action, filter_changes, new_filter
 from alertstation.security.geoip import locator_for
+from alertstation.security.removal import after_change, remove_filter
+from alertstation.security.removal import audit_details as _audit_details
 from alertstation.security.tables import KINDS
 
 
@@ -33,18 +35,6 @@ def _confirm_lockout(req: falcon.Request, body: dict[str, Any]) -> bool:
         return bool(req.get_param_as_bool("confirm_lockout", default=False))
     except falcon.HTTPBadRequest:
         raise Invalid("confirm_lockout must be true or false", field="confirm_lockout") from None
-
-
-def _audit_details(entry: IpFilter, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "value": entry.value,
-        "kind": entry.kind,
-        "active": entry.active,
-        "expires_at": entry.expires_at.isoformat() if entry.expires_at else None,
-        "source": entry.source,
-        **extra,
-    }
 
 
 class IpFilterCollection:
@@ -139,29 +129,11 @@ class IpFilterItem:
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, id: int) -> None:
         body = json_object(req) if req.content_length else {}
-        confirm = _confirm_lockout(req, body)
-        station = self._station
-        now = station.clock()
-        with begin_write(station.engine) as conn:
-            entry = service.delete_filter(
-                conn,
-                id,
-                now=now,
-                requester_ip=req.context.client_ip,
-                confirm_lockout=confirm,
-            )
-            station.ledger.record(
-                conn,
-                Actor.from_request(req),
-                audit_action(entry.kind, "deleted"),
-                target=entry.value,
-                details=_audit_details(entry, confirm_lockout=confirm),
-            )
-        after_change(station)
+        entry = remove_filter(
+            self._station,
+            id,
+            Actor.from_request(req),
+            requester_ip=req.context.client_ip,
+            confirm_lockout=_confirm_lockout(req, body),
+        )
         resp.media = {"deleted": entry.id}
-
-
-def after_change(station: Station) -> None:
-    """Rebuild this worker's ban table now and mirror the change to the host firewall."""
-    station.bans.clear()
-    hostban_service.mirror_change(station)
