@@ -77,3 +77,55 @@ def test_missing_file_is_one_line_error(
 ) -> None:
     assert main(["alerts", "import", str(tmp_path / "nope.xml")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+ATOM_INDEX = """<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:cap="urn:oasis:names:tc:emergency:cap:1.2">
+  <id>https://api.weather.gov/alerts/active.atom?area=VA</id>
+  <title>Current watches, warnings, and advisories for Virginia</title>
+  <updated>2026-11-21T12:00:00-05:00</updated>
+  <author><name>w-nws.webmaster@noaa.gov</name></author>
+  {entries}
+</feed>
+"""
+ATOM_ENTRY = """<entry>
+    <id>https://api.weather.gov/alerts/urn:oid:2.49.0.1.840.0.{n}</id>
+    <updated>2026-11-21T11:50:00-05:00</updated>
+    <title>Wind Advisory issued November 21 at 11:50AM EST by NWS Wakefield VA</title>
+    <link rel="alternate" href="https://api.weather.gov/alerts/urn:oid:2.49.0.1.840.0.{n}"/>
+    <summary>...WIND ADVISORY IN EFFECT...</summary>
+    <cap:event>Wind Advisory</cap:event>
+    <cap:status>Actual</cap:status>
+  </entry>"""
+
+
+def test_an_atom_index_of_link_only_entries_is_not_a_failure(
+    station_env: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    feed = tmp_path / "active.atom"
+    feed.write_text(ATOM_INDEX.format(entries="\n  ".join(ATOM_ENTRY.format(n=n) for n in "abc")))
+    code, lines = run(["alerts", "import", str(feed)], capsys)
+    assert code == 0
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        f"0 alerts from {feed}: the feed lists 3 link-only entries (an ATOM index, e.g. "
+        "https://api.weather.gov/alerts/urn:oid:2.49.0.1.840.0.a); fetch them with the poller"
+    )
+    with station_env.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(cap_alerts)).scalar() == 0
+
+
+def test_an_atom_entry_with_neither_alert_nor_link_still_fails_the_import(
+    station_env: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    linked = ATOM_ENTRY.format(n="a")
+    bare = "<entry><id>urn:example:bare</id><title>nothing here</title></entry>"
+    feed = tmp_path / "mixed.atom"
+    feed.write_text(ATOM_INDEX.format(entries=linked + bare))
+    code, lines = run(["alerts", "import", str(feed)], capsys)
+    assert code == 1
+    assert lines[0] == (
+        f"skipped {feed} entry 1 (urn:example:bare): ATOM entry embeds no CAP <alert> "
+        "and links to none"
+    )
+    assert lines[1].startswith(f"0 alerts from {feed}: the feed lists 1 link-only entry ")

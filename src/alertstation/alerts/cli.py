@@ -35,16 +35,32 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
                 data = Path(path).read_bytes()
             except OSError as ex:
                 raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
+            alerts, links = 0, []
             for result in import_messages(engine, data, str(path), explicit=True, trust=trust):
-                if isinstance(result, ImportProblem):
+                if isinstance(result, ImportProblem) and result.link:
+                    links.append(result.link)  # an index entry: not a failure
+                elif isinstance(result, ImportProblem):
                     problems += 1
                     print(f"skipped {result.source}: {result.reason}")
-                    continue
-                area = "in-area" if result.in_area else "out-of-area"
-                print(f"{result.identifier} {result.outcome} {result.state} {area}")
+                else:
+                    alerts += 1
+                    area = "in-area" if result.in_area else "out-of-area"
+                    print(f"{result.identifier} {result.outcome} {result.state} {area}")
+            if links:
+                print(link_only_summary(path, alerts, links))
     finally:
         engine.dispose()
     return EXIT_PARTIAL if problems else EXIT_OK
+
+
+def link_only_summary(path: Path, alerts: int, links: list[str]) -> str:
+    """Say that a feed's link-only entries were listed, not imported, and how to get them."""
+    entries = f"{len(links)} link-only entr{'y' if len(links) == 1 else 'ies'}"
+    return (
+        f"{alerts} alert{'' if alerts == 1 else 's'} from {path}: the feed lists {entries} "
+        f"(an ATOM index, e.g. {links[0]}); fetch them with the poller: "
+        "alertstation poll sources add --kind cap-xml --name NAME --url FEED_URL"
+    )
 
 
 def cmd_alerts_list(args: argparse.Namespace) -> int:
@@ -84,7 +100,8 @@ def add_alerts_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
         help=import_help,
         description=import_help + " Prints one line per alert: identifier, outcome (stored, "
         "duplicate), state and area. A message that cannot be parsed is reported and skipped; "
-        "the exit status is then 1.",
+        "the exit status is then 1. Entries of an ATOM index that only link to their message "
+        "are counted, not fetched (the poller fetches them), and are not a failure.",
     )
     importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
     importer.set_defaults(func=cmd_alerts_import)

@@ -140,10 +140,15 @@ def _events(events: Iterable[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ImportProblem:
-    """Name a message that was skipped: where it came from and why."""
+    """Name a message that was skipped: where it came from and why.
+
+    ``link`` is set for a feed entry that only links to its message (an ATOM index entry): not
+    a failure, the poller fetches the link.
+    """
 
     source: str
     reason: str
+    link: str = ""
 
 
 def import_messages(
@@ -178,7 +183,7 @@ def import_messages(
             if item.identifier:
                 where += f" ({item.identifier})"
             log.warning("alert import: skipped %s: %s", where, item.reason)
-            results.append(ImportProblem(where, item.reason))
+            results.append(ImportProblem(where, item.reason, link=item.link))
             continue
         item = explain_unavailable(item, trust)
         try:
