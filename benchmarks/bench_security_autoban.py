@@ -39,10 +39,10 @@ from alertstation.app import build_station
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
-from alertstation.security.autoban import AutoBanMiddleware
-from alertstation.security.autoban_counter import RateCounter
-from alertstation.security.autoban_settings import save_settings
-from alertstation.security.event_tables import security_events
+from alertstation.security.autoban.counter import RateCounter
+from alertstation.security.autoban.detectors import AutoBanMiddleware
+from alertstation.security.autoban.settings import save_settings
+from alertstation.security.autoban.tables import security_events
 from tests.support import Clock, make_settings
 
 SEED = 20261123

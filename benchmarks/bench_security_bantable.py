@@ -42,10 +42,10 @@ from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
 from alertstation.db.migrate import upgrade_to_head
-from alertstation.security.autoban_settings import FLOOD, MAX_THRESHOLD, save_settings
+from alertstation.security.autoban.settings import FLOOD, MAX_THRESHOLD, save_settings
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans.tables import BANS_GENERATION, ip_filters
 from alertstation.security.bantable import BanTable
-from alertstation.security.event_tables import security_events
-from alertstation.security.tables import BANS_GENERATION, ip_filters
 from tests.support import Clock, make_settings
 
 pytricia = pytest.importorskip("pytricia")

@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from alertstation.db import metadata
+from alertstation.schema import metadata
 
 config = context.config
 engine = config.attributes.get("engine")

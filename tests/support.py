@@ -18,8 +18,8 @@ from sqlalchemy.engine import make_url
 from alertstation.app import StationApp
 from alertstation.auth.service import create_user
 from alertstation.auth.sessions import COOKIE_NAME
-from alertstation.db import metadata
 from alertstation.db.engine import begin_write
+from alertstation.schema import metadata
 from alertstation.settings import Settings
 
 BACKENDS = ("sqlite", "postgresql")

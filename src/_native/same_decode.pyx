@@ -1,7 +1,7 @@
 # cython: language_level=3
 # distutils: extra_compile_args = -ffp-contract=off
 # (No fused multiply-add: every floating-point step must round exactly as the pure-Python
-# reference in alertstation.eas.decode_reference does, so the two agree decision for decision.)
+# reference in alertstation.eas.decode.reference does, so the two agree decision for decision.)
 """Demodulate SAME (47 CFR 11.31) AFSK from PCM and frame its bursts.
 
 Per sample: mix with the mark (2083 1/3 Hz) and space (1562.5 Hz) tones and keep running sums

@@ -9,17 +9,21 @@ from typing import Any
 import falcon
 from sqlalchemy import Engine
 
+import alertstation.schema  # noqa: F401  (the whole schema on the shared metadata)
 from alertstation.alerts import routes as alerts_routes
 from alertstation.alerts import settings_routes as alert_settings_routes
+from alertstation.alerts.broadcast import BroadcastState
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
 from alertstation.auth.middleware import SessionMiddleware
+from alertstation.auth.presence import request_signed_in
 from alertstation.context import Station
 from alertstation.db.engine import make_engine
 from alertstation.db.types import utcnow
-from alertstation.eas import forward_routes
 from alertstation.eas import routes as eas_routes
+from alertstation.eas.airing.queue import AiringState
+from alertstation.eas.forward import routes as forward_routes
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
@@ -30,10 +34,14 @@ from alertstation.http.routing import (
     check_responders_declared,
 )
 from alertstation.http.templates import Templates
-from alertstation.security import autoban_routes, center_routes, geoip_routes, hostban_routes
-from alertstation.security import routes as security_routes
-from alertstation.security.autoban import AutoBanMiddleware
-from alertstation.security.gate import BanCache, BanGate
+from alertstation.security.autoban import routes as autoban_routes
+from alertstation.security.autoban.detectors import AutoBanMiddleware
+from alertstation.security.autoban.settings import AutobanSettingsCache
+from alertstation.security.bans import routes as security_routes
+from alertstation.security.bans.gate import BanCache, BanGate
+from alertstation.security.center import routes as center_routes
+from alertstation.security.geoip import routes as geoip_routes
+from alertstation.security.hostban import routes as hostban_routes
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
@@ -75,6 +83,7 @@ def build_station(
 ) -> Station:
     """Create the shared dependencies of one process."""
     engine = engine if engine is not None else make_engine(settings.database_url)
+    airing = AiringState(engine)
     return Station(
         settings=settings,
         engine=engine,
@@ -82,6 +91,9 @@ def build_station(
         ledger=AuditLedger(settings.audit_ledger_key),
         zones=ZoneCatalog(engine),
         bans=BanCache(engine, clock=clock),
+        airing=airing,
+        autoban_settings=AutobanSettingsCache(engine),
+        broadcast=BroadcastState(engine, clock=clock, airing=airing),
         clock=clock,
     )
 
@@ -123,7 +135,7 @@ def create_app(
                 settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)
             ),
             BanGate(station.bans),
-            AutoBanMiddleware(station),
+            AutoBanMiddleware(station, signed_in=request_signed_in),
             *identity_middleware,
             AuthorizationMiddleware(registry, settings.max_request_bytes),
         ],

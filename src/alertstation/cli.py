@@ -9,82 +9,38 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from alertstation.alerts.cli import add_alerts_commands
-from alertstation.alerts.poll_cli import add_poll_commands
+from alertstation.alerts.poll.cli import add_poll_commands
 from alertstation.audit.cli import add_audit_commands
+from alertstation.commands import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    CommandError,
+    Parser,
+    open_database,
+)
+from alertstation.commands import load_settings as _settings
+from alertstation.commands import open_engine as _engine
+from alertstation.commands import require_current_schema as _require_current_schema
 from alertstation.eas.cli import add_eas_commands
 from alertstation.errors import AppError
-from alertstation.security.cli import add_bans_commands
+from alertstation.security.bans.cli import add_bans_commands
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+    from alertstation.context import Station
 
 
-class CommandError(Exception):
-    """A command could not do its job; the message is shown as one line."""
+def _open_station() -> Station:
+    """Return a Station on the configured database (refused while migrations are pending)."""
+    from alertstation.app import build_station
 
-
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are a single line."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def _settings() -> Settings:
-    from alertstation.logs import configure_logging
-
-    settings = Settings.from_env()
-    configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
-    return settings
-
-
-def _engine(settings: Settings) -> Engine:
-    from alertstation.db.engine import make_engine
-
-    return make_engine(settings.database_url)
-
-
-def _check_schema(engine: Engine) -> None:
-    from alertstation.db.migrate import pending_revisions
-
-    pending = pending_revisions(engine)
-    if pending:
-        raise CommandError(
-            f"the database schema is {len(pending)} migration(s) behind; "
-            "run `alertstation migrate` first"
-        )
-
-
-def _require_current_schema(settings: Settings) -> None:
-    engine = _engine(settings)
-    try:
-        _check_schema(engine)
-    finally:
-        engine.dispose()
-
-
-def open_database() -> tuple[Settings, Engine]:
-    """Return the settings and an engine, refusing a database that still needs migrating.
-
-    Sub-commands that work on the database start here; they dispose of the engine when done.
-    """
-    settings = _settings()
-    engine = _engine(settings)
-    try:
-        _check_schema(engine)
-    except CommandError:
-        engine.dispose()
-        raise
-    return settings, engine
+    settings, engine = open_database()
+    return build_station(settings, engine)
 
 
 def cmd_version(args: argparse.Namespace) -> int:
@@ -295,7 +251,7 @@ def _stop_on_signals(stop: threading.Event) -> None:
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run periodic jobs and the EAS airing loop; only one worker (the leader) runs them."""
     from alertstation.app import build_station
-    from alertstation.eas.onair import start_airing
+    from alertstation.eas.airing.onair import start_airing
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
 
@@ -392,10 +348,10 @@ def build_parser() -> Parser:
 
     add_audit_commands(sub)
     add_zones_commands(sub)
-    add_eas_commands(sub)
+    add_eas_commands(sub, _open_station)
     add_alerts_commands(sub)
     add_poll_commands(sub)
-    add_bans_commands(sub)
+    add_bans_commands(sub, _open_station)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)

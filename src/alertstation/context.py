@@ -5,17 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
-from alertstation.audit.ledger import AuditLedger
 from alertstation.db.types import utcnow
-from alertstation.eas.airing import AiringState
 from alertstation.http.templates import Templates
-from alertstation.security.autoban_settings import AutobanSettingsCache
-from alertstation.security.gate import BanCache
 from alertstation.settings import Settings
-from alertstation.zones.catalog import ZoneCatalog
+
+if TYPE_CHECKING:
+    # The caches a Station holds belong to the domains above this layer; they are built by
+    # ``alertstation.app.build_station`` and named here for type checkers only.
+    from alertstation.alerts.broadcast import BroadcastState
+    from alertstation.audit.ledger import AuditLedger
+    from alertstation.eas.airing.queue import AiringState
+    from alertstation.security.autoban.settings import AutobanSettingsCache
+    from alertstation.security.bans.gate import BanCache
+    from alertstation.zones.catalog import ZoneCatalog
 
 
 @dataclass(frozen=True)
@@ -28,13 +34,10 @@ class Station:
     ledger: AuditLedger
     zones: ZoneCatalog
     bans: BanCache
+    airing: AiringState  # the airing queue's active flag, from the engine
+    autoban_settings: AutobanSettingsCache  # automatic-ban thresholds
+    broadcast: BroadcastState  # the active-alerts snapshot: is the station broadcasting?
     clock: Callable[[], datetime] = field(default=utcnow)
-    airing: AiringState = field(init=False)  # the airing queue's active flag, from the engine
-    autoban_settings: AutobanSettingsCache = field(init=False)  # automatic-ban thresholds
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "airing", AiringState(self.engine))
-        object.__setattr__(self, "autoban_settings", AutobanSettingsCache(self.engine))
 
     @property
     def session_lifetime(self) -> timedelta:

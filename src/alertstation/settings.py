@@ -9,6 +9,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -166,13 +167,41 @@ def validate_variable(name: str, value: str) -> str:
 
 def _check_anchor_bundle(value: str) -> None:
     """Raise SettingsError unless ``value`` names a readable PEM bundle of certificates."""
-    # Imported here: the certificate code is only needed when this variable is saved.
-    from alertstation.alerts.trust import check_bundle
-
+    path = Path(value)
     try:
-        check_bundle(Path(value))
+        if not path.is_file():
+            raise ValueError(f"{path} is not a file")
+        read_anchor_bundle(path)
     except ValueError as ex:
         raise SettingsError(f"ALERTSTATION_IPAWS_TRUST_ANCHORS: {ex}") from None
+
+
+#: Largest trust anchor bundle read; a bundle of a few dozen certificates is well under 100 KiB.
+MAX_BUNDLE_BYTES = 1024 * 1024
+
+
+def read_anchor_bundle(path: Path) -> list[Any]:
+    """Read the PEM certificates at ``path``; ValueError saying why when it cannot be used.
+
+    One reader for both the settings check and the alert trust anchors
+    (``alertstation.alerts.trust``), so a saved bundle is exactly what the verifier loads.
+    """
+    # Imported here: the certificate code is only needed when a bundle is read.
+    from cryptography import x509
+
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BUNDLE_BYTES + 1)
+    except OSError as ex:
+        raise ValueError(f"cannot read {path}: {ex.strerror or ex}") from None
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_BUNDLE_BYTES} bytes; not a PEM bundle")
+    try:
+        return x509.load_pem_x509_certificates(data)
+    except ValueError as ex:
+        raise ValueError(
+            f"{path}: trust anchor bundle holds no readable PEM certificate: {ex}"
+        ) from None
 
 
 MAX_CONTACT_LENGTH = 200

@@ -11,13 +11,13 @@ import pytest
 from lxml import etree
 
 from alertstation.alerts.cap import parse_cap_feed, parse_cap_xml
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.model import Alert, ParseProblem, Reference
 from alertstation.alerts.parsing import (
     MAX_FEED_BYTES,
     MAX_FEED_ENTRIES,
     MAX_MESSAGE_BYTES,
     AlertParseError,
-    parse_any,
 )
 from alertstation.alerts.vtec import EventKey
 

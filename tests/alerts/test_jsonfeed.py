@@ -12,14 +12,10 @@ from typing import Any
 import pytest
 
 from alertstation.alerts.cap import parse_cap_xml
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.jsonfeed import parse_feature, parse_json_feed
 from alertstation.alerts.model import Alert, ParseProblem, Reference
-from alertstation.alerts.parsing import (
-    MAX_FEED_BYTES,
-    MAX_FEED_ENTRIES,
-    AlertParseError,
-    parse_any,
-)
+from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_FEED_ENTRIES, AlertParseError
 from alertstation.alerts.vtec import EventKey
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alertstation.alerts.cap import parse_cap_feed, parse_cap_xml
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.jsonfeed import parse_json_feed
 from alertstation.alerts.model import Alert, ParseProblem
-from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.signature import TrustAnchors
 from tests.fixtures.alerts.signing import make_pki, signed_sample
 

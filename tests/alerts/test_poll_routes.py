@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from alertstation.alerts.poll_resources import IMPORT_MAX_BYTES
+from alertstation.alerts.poll.resources import IMPORT_MAX_BYTES
 from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import cap_alerts
 from alertstation.audit.tables import audit_logs

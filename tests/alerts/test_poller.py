@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from alertstation.alerts.poll_http import USER_AGENT, HttpClient
-from alertstation.alerts.poll_sources import create_source, get_source, read_config
-from alertstation.alerts.poll_tables import poll_source_links
-from alertstation.alerts.poller import (
+from alertstation.alerts.poll.fetch import USER_AGENT, HttpClient
+from alertstation.alerts.poll.poller import (
     MAX_BACKOFF_SECONDS,
     Poller,
     backoff_delay,
@@ -27,6 +25,8 @@ from alertstation.alerts.poller import (
     poller_for,
     wait_for_poll_job,
 )
+from alertstation.alerts.poll.sources import create_source, get_source, read_config
+from alertstation.alerts.poll.tables import poll_source_links
 from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import cap_alerts
 from alertstation.db.engine import begin_write
@@ -342,7 +342,7 @@ def test_a_malformed_message_in_a_batch_is_skipped_and_the_rest_stored(
 def test_the_size_limit_refuses_a_large_answer_announced_or_not(
     server: FeedServer, http: HttpClient
 ) -> None:
-    from alertstation.alerts.poll_http import FetchError, Limits
+    from alertstation.alerts.poll.fetch import FetchError, Limits
 
     body = b"x" * 5000
     server.serve("/big", Canned(body))

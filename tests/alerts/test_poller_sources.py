@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from alertstation.alerts.poll_http import parse_retry_after, split_credentials
-from alertstation.alerts.poll_sources import (
+from alertstation.alerts.poll.fetch import parse_retry_after, split_credentials
+from alertstation.alerts.poll.sources import (
     DEFAULT_API_BASE,
     SourceConfig,
     SourceError,

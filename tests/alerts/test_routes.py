@@ -367,8 +367,8 @@ def test_history_filters_and_detail_badges(station: StationHarness) -> None:
 def test_a_manual_message_on_the_air_makes_the_broadcast_active(station) -> None:  # type: ignore[no-untyped-def]
     import numpy as np
 
+    from alertstation.eas.airing.onair import air_message, run_once
     from alertstation.eas.archive import AiredMessage
-    from alertstation.eas.onair import air_message, run_once
 
     quiet = station.client.simulate_get("/api/broadcast/state").json
     assert quiet["active"] is False and quiet["airing"] is False

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import Connection, Engine, select
 
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
 from alertstation.alerts.model import Alert
-from alertstation.alerts.parsing import parse_any
 from alertstation.alerts.service import (
     AlertSettings,
     forward_queue,

@@ -11,7 +11,7 @@ from alertstation.audit.tables import audit_logs
 from alertstation.auth import guard
 from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.auth.tables import admin_sessions
-from alertstation.security.event_tables import security_events
+from alertstation.security.autoban.tables import security_events
 from tests.support import PASSWORD, SignedIn
 from tests.support import StationHarness as Station
 

@@ -12,10 +12,10 @@ from playwright.sync_api import Page, expect
 from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
-from alertstation.security import hostban_service as hs
-from alertstation.security import service
-from alertstation.security.entries import NewFilter
-from alertstation.security.event_tables import security_events
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans import service
+from alertstation.security.bans.entries import NewFilter
+from alertstation.security.hostban import service as hs
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 
 ADMIN_PASSWORD = "admin password for security"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from alertstation.alerts.poll_sources import create_source, read_config
+from alertstation.alerts.poll.sources import create_source, read_config
 from alertstation.alerts.service import set_alert_settings
 from alertstation.db.engine import begin_write
 from tests.alerts.feed_server import Canned, FeedServer, running_server

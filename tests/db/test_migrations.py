@@ -10,7 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from alertstation.db import make_engine, metadata
+from alertstation.db import make_engine
 from alertstation.db.migrate import (
     alembic_config,
     current_revision,
@@ -18,6 +18,7 @@ from alertstation.db.migrate import (
     pending_revisions,
     upgrade_to_head,
 )
+from alertstation.schema import metadata
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations" / "versions"
 

@@ -18,12 +18,14 @@ from sqlalchemy import select
 
 from alertstation.db import read_generation
 from alertstation.db.engine import begin_write
-from alertstation.eas import airing, onair, settings_airing
-from alertstation.eas.airing_tables import eas_airing_queue
+from alertstation.eas.airing import onair
+from alertstation.eas.airing import queue as airing
+from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.outputs import OutputError
+from alertstation.eas.airing.outputs.alsa import AlsaOutput
+from alertstation.eas.airing.outputs.icecast import IcecastOutput, IcecastTarget
+from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.archive import AiredMessage
-from alertstation.eas.outputs import OutputError
-from alertstation.eas.outputs.alsa import AlsaOutput
-from alertstation.eas.outputs.icecast import IcecastOutput, IcecastTarget
 from alertstation.eas.tables import eas_archive
 from tests.eas.test_manual import RWT
 from tests.support import SignedIn, StationHarness

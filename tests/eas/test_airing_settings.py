@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from alertstation.audit.tables import audit_logs
-from alertstation.eas import settings_airing
+from alertstation.eas.airing import settings as settings_airing
 from tests.support import SignedIn, StationHarness
 
 PATH = "/admin/eas_settings"

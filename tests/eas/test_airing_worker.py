@@ -15,8 +15,9 @@ from sqlalchemy import select
 
 from alertstation.app import create_app
 from alertstation.db import make_engine
-from alertstation.eas import airing, onair
-from alertstation.eas.airing_tables import eas_airing_queue
+from alertstation.eas.airing import onair
+from alertstation.eas.airing import queue as airing
+from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.archive import AiredMessage
 from tests.support import make_settings
 

@@ -15,7 +15,7 @@ import pytest
 
 from alertstation.eas import audio, kernels, voice
 from alertstation.eas.audio import apply_ramps, decode_wav, render_message, resample
-from alertstation.eas.same import SameHeader
+from alertstation.same import SameHeader
 from tests.support import SHARED_DATA, pg_required
 
 RATES = [8000, 16000, 22050, 44100, 48000]

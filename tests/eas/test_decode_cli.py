@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alertstation.cli import build_parser
-from alertstation.eas.decode_cli import add_decode_command
+from alertstation.eas.decode.cli import add_decode_command
 from tests.support import SHARED_DATA
 
 SAME_DIR = SHARED_DATA / "same"
@@ -98,7 +98,7 @@ def test_exit_2_for_unreadable_files_after_decoding_the_others(
 def test_wired_into_the_alertstation_command() -> None:
     parser = build_parser()
     args = parser.parse_args(["eas", "decode", "--eom", "x.wav"])
-    assert args.func.__module__ == "alertstation.eas.decode_cli"
+    assert args.func.__module__ == "alertstation.eas.decode.cli"
     assert args.files == ["x.wav"] and args.eom and not args.json
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from alertstation.eas import kernels
 from alertstation.eas.decode import SameStreamDecoder, decode_file, decode_pcm
-from alertstation.eas.decode_io import AudioFileError, read_audio
+from alertstation.eas.decode.audio_io import AudioFileError, read_audio
 from tests.eas.test_decode_roundtrip import build_message
 from tests.support import SHARED_DATA, pg_required
 

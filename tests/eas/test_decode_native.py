@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from alertstation._native import same_decode as native
-from alertstation.eas import decode, decode_reference, kernels
+from alertstation.eas import decode, kernels
 from alertstation.eas.decode import decode_pcm, tone_energies
+from alertstation.eas.decode import reference as decode_reference
 from tests.eas.test_decode_roundtrip import build_message, burst, stretch
 from tests.support import run_without_kernel
 

@@ -19,12 +19,13 @@ from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import eas_forward_queue
 from alertstation.app import build_station
 from alertstation.db.engine import begin_write
-from alertstation.eas import forward, voice
+from alertstation.eas import voice
 from alertstation.eas.audio import read_wav, render_message
 from alertstation.eas.decode import decode_pcm
-from alertstation.eas.forward import process_queue
-from alertstation.eas.forward_config import save_forward_settings
-from alertstation.eas.same import SameHeader
+from alertstation.eas.forward import service as forward
+from alertstation.eas.forward.config import save_forward_settings
+from alertstation.eas.forward.service import process_queue
+from alertstation.same import SameHeader
 from tests.eas.test_forward_support import (
     airings,
     archived,

@@ -16,8 +16,8 @@ from alertstation.cli import main
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
-from alertstation.eas import forward
-from alertstation.eas.rwt import save_schedule
+from alertstation.eas.forward import service as forward
+from alertstation.eas.forward.rwt import save_schedule
 from tests.eas.test_forward_support import (
     archived,
     audit_rows,

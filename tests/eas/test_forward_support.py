@@ -19,8 +19,8 @@ from alertstation.alerts.tables import cap_alerts, eas_forward_queue
 from alertstation.audit.tables import audit_logs
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas.forward_config import save_forward_settings
-from alertstation.eas.forward_tables import eas_forward_airings
+from alertstation.eas.forward.config import save_forward_settings
+from alertstation.eas.forward.tables import eas_forward_airings
 from alertstation.eas.tables import eas_archive
 
 SENDER = "w-nws.webmaster@noaa.gov"

@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alertstation.alerts.matching import GeocodeMatcher
-from alertstation.eas.forward_translate import (
+from alertstation.eas.forward.translate import (
     area_locations,
     covers,
     purge_for,
     ugc_county_as_same,
     voice_text,
 )
-from alertstation.eas.same import SameHeader
+from alertstation.same import SameHeader
 
 ISSUED = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

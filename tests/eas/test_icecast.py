@@ -32,12 +32,9 @@ from alertstation.context import Station
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
-from alertstation.eas import onair, settings_airing
-from alertstation.eas.airing_tables import eas_airing_queue
-from alertstation.eas.archive import AiredMessage
-from alertstation.eas.audio import render_message
-from alertstation.eas.decode import decode_pcm
-from alertstation.eas.outputs.icecast import (
+from alertstation.eas.airing import onair
+from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.outputs.icecast import (
     IcecastError,
     IcecastOutput,
     IcecastTarget,
@@ -45,7 +42,11 @@ from alertstation.eas.outputs.icecast import (
     bitrate_for,
     connect_source,
 )
-from alertstation.eas.same import SameHeader
+from alertstation.eas.airing.tables import eas_airing_queue
+from alertstation.eas.archive import AiredMessage
+from alertstation.eas.audio import render_message
+from alertstation.eas.decode import decode_pcm
+from alertstation.same import SameHeader
 from tests.eas.test_multimon import MULTIMON_RATE, multimon, require_tool
 from tests.support import Clock, create_database, make_settings
 

@@ -16,8 +16,8 @@ from sqlalchemy import select
 from alertstation.audit.tables import audit_logs
 from alertstation.eas import voice
 from alertstation.eas.audio import decode_wav
-from alertstation.eas.same import SameHeader
 from alertstation.eas.tables import eas_activations, eas_archive
+from alertstation.same import SameHeader
 from tests.support import SignedIn, StationHarness
 
 RWT = {"event": "RWT", "locations": "051059, 051107", "purge": "0030", "station_id": "WXYZ/FM"}

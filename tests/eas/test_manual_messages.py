@@ -11,8 +11,8 @@ from sqlalchemy import select
 from alertstation.audit.tables import audit_logs
 from alertstation.eas.archive import wav_file
 from alertstation.eas.audio import decode_wav
-from alertstation.eas.same import SameHeader
 from alertstation.eas.tables import eas_activations, eas_archive
+from alertstation.same import SameHeader
 from tests.eas.test_manual import RWT, multipart, tone_wav
 from tests.support import SignedIn, StationHarness
 

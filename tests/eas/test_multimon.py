@@ -27,7 +27,7 @@ import pytest
 
 from alertstation.eas import kernels
 from alertstation.eas.audio import read_wav, render_message, resample
-from alertstation.eas.same import EVENTS, ORIGINATORS, SameHeader
+from alertstation.same import EVENTS, ORIGINATORS, SameHeader
 from tests.support import SHARED_DATA, pg_required
 
 MULTIMON_RATE = 22050

@@ -11,10 +11,10 @@ import pytest
 
 from alertstation.app import build_station
 from alertstation.db.engine import begin_write
-from alertstation.eas import rwt
 from alertstation.eas.audio import read_wav
 from alertstation.eas.decode import decode_pcm
-from alertstation.eas.rwt import (
+from alertstation.eas.forward import rwt
+from alertstation.eas.forward.rwt import (
     RwtSchedule,
     get_schedule,
     next_slot_after,
@@ -23,7 +23,7 @@ from alertstation.eas.rwt import (
     slot_at_or_before,
     upcoming,
 )
-from alertstation.eas.same import SameHeader
+from alertstation.same import SameHeader
 from tests.eas.test_forward_support import archived, audit_rows, wav_path
 from tests.support import StationHarness
 

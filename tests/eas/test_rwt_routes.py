@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from alertstation.eas.same import SameHeader
+from alertstation.same import SameHeader
 from tests.eas.test_forward_support import archived, audit_rows
 from tests.support import SignedIn, StationHarness
 

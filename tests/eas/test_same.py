@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alertstation.eas import same
-from alertstation.eas.same import EVENTS, ORIGINATORS, IssueTime, SameHeader
+from alertstation import same
+from alertstation.same import EVENTS, ORIGINATORS, IssueTime, SameHeader
 
 REAL_HEADERS = (
     "ZCZC-CIV-LEW-004013+1000-3032318-WOLF/IP -",

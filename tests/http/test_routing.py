@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import Engine
 
 from alertstation.app import build_registry, create_app
-from alertstation.auth.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
 from alertstation.context import Station
+from alertstation.http.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
 from alertstation.http.routing import (
     PUBLIC,
     SIGNED_IN,

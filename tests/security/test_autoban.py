@@ -17,11 +17,11 @@ from sqlalchemy import Engine, event, select
 from alertstation.app import create_app
 from alertstation.audit.tables import audit_logs
 from alertstation.db.types import as_utc
-from alertstation.security.autoban import AutoBanMiddleware, apply_trip
-from alertstation.security.autoban_service import Outcome, Trip
-from alertstation.security.autoban_settings import DEFAULT_RULES, FLOOD
-from alertstation.security.event_tables import security_events
-from alertstation.security.tables import ip_filters
+from alertstation.security.autoban.detectors import AutoBanMiddleware, apply_trip
+from alertstation.security.autoban.service import Outcome, Trip
+from alertstation.security.autoban.settings import DEFAULT_RULES, FLOOD
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans.tables import ip_filters
 from alertstation.worker.jobs import JOBS
 from tests.support import PASSWORD, SignedIn, make_settings
 from tests.support import StationHarness as Station

@@ -16,8 +16,8 @@ from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import read_generation
 from alertstation.db.migrate import alembic_config, upgrade_to_head
-from alertstation.security import autoban_service
-from alertstation.security.autoban_settings import (
+from alertstation.security.autoban import service as autoban_service
+from alertstation.security.autoban.settings import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_RULES,
     DETECTORS,
@@ -25,7 +25,7 @@ from alertstation.security.autoban_settings import (
     load_settings,
     save_settings,
 )
-from alertstation.security.event_tables import security_events
+from alertstation.security.autoban.tables import security_events
 from alertstation.worker.jobs import JOBS
 from tests.support import Clock, SignedIn
 from tests.support import StationHarness as Station

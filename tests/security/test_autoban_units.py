@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alertstation.app import StationApp
-from alertstation.security.autoban_counter import RateCounter
-from alertstation.security.autoban_probes import probe_of
-from alertstation.security.autoban_settings import path_pattern
+from alertstation.security.autoban.counter import RateCounter
+from alertstation.security.autoban.probes import probe_of
+from alertstation.security.autoban.settings import path_pattern
 
 # --- rate counter ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from alertstation.security.hostban import parse_banned
+from alertstation.security.hostban.fail2ban import parse_banned
 from tests.security.conftest import ADMIN_IP
 from tests.security.test_hostban_daemon import APP_JAIL, Daemon
 from tests.security.test_hostban_daemon import daemon as daemon  # noqa: F401 - the fixture

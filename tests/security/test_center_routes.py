@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import Engine
 
 from alertstation.db.engine import begin_write
-from alertstation.security import center_service as cs
-from alertstation.security import hostban_service as hs
-from alertstation.security.event_tables import security_events
-from alertstation.security.geoip import close_locators, slot_path
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.center import service as cs
+from alertstation.security.geoip.lookup import close_locators, slot_path
+from alertstation.security.hostban import service as hs
 from tests.security.conftest import ADMIN_IP
 from tests.security.test_geoip_files import city_db
 from tests.support import PASSWORD, SignedIn

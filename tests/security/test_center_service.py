@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection
 
-from alertstation.security import center_service as cs
-from alertstation.security.autoban_settings import load_settings as load_autoban_settings
-from alertstation.security.hostban_service import HostbanSettings
-from alertstation.security.hostban_tables import DEFAULTS
+from alertstation.security.autoban.settings import load_settings as load_autoban_settings
+from alertstation.security.center import service as cs
+from alertstation.security.hostban.service import HostbanSettings
+from alertstation.security.hostban.tables import DEFAULTS
 
 NOW = datetime(2026, 11, 21, 12, 30, 15, tzinfo=UTC)
 

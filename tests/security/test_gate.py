@@ -13,9 +13,9 @@ from alertstation.app import create_app
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
-from alertstation.security.entries import NewFilter
-from alertstation.security.gate import BanCache
-from alertstation.security.service import create_filter
+from alertstation.security.bans.entries import NewFilter
+from alertstation.security.bans.gate import BanCache
+from alertstation.security.bans.service import create_filter
 from alertstation.worker.jobs import JOBS
 from tests.security.conftest import ADMIN_IP
 from tests.support import Clock, SignedIn, make_settings

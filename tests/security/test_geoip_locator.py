@@ -11,7 +11,7 @@ from pathlib import Path
 import geoip2.database
 import pytest
 
-from alertstation.security.geoip import (
+from alertstation.security.geoip.lookup import (
     ASN,
     LOCATION,
     GeoLocator,

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from alertstation.security.geoip import close_locators, slot_path
+from alertstation.security.geoip.lookup import close_locators, slot_path
 from tests.security.conftest import ADMIN_IP
 from tests.security.test_geoip_files import asn_db, city_db, country_db
 from tests.support import SignedIn

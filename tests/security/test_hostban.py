@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from alertstation.security import hostban_service as hs
-from alertstation.security.hostban import (
+from alertstation.security.hostban import service as hs
+from alertstation.security.hostban.fail2ban import (
     DaemonError,
     Fail2ban,
     check_address,

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from alertstation.security import hostban_service as hs
-from alertstation.security.hostban import parse_banned
-from alertstation.security.tables import ip_filters
+from alertstation.security.bans.tables import ip_filters
+from alertstation.security.hostban import service as hs
+from alertstation.security.hostban.fail2ban import parse_banned
 from tests.security.conftest import ADMIN_IP
 from tests.support import SignedIn, pg_required
 from tests.support import StationHarness as Station

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from alertstation.db.engine import begin_write
-from alertstation.security import hostban_log, service
-from alertstation.security import hostban_service as hs
-from alertstation.security.entries import NewFilter
+from alertstation.security.bans import service
+from alertstation.security.bans.entries import NewFilter
+from alertstation.security.hostban import log as hostban_log
+from alertstation.security.hostban import service as hs
 from tests.security.conftest import ADMIN_IP
 from tests.security.test_hostban import offline_settings
 from tests.support import SignedIn, pg_required
@@ -174,7 +175,7 @@ def test_unwritable_log_never_fails_a_ban_and_is_caught_up(
 ) -> None:
     log_file = tmp_path / "missing" / "security.log"
     configure(admin, tmp_path, mirror_enabled=True, log_file=str(log_file))
-    with caplog.at_level(logging.WARNING, logger="alertstation.security.hostban"):
+    with caplog.at_level(logging.WARNING, logger="alertstation.security.hostban.fail2ban"):
         ban(admin, "203.0.113.7")
     assert any("security log" in record.getMessage() for record in caplog.records)
     assert not log_file.exists()

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from alertstation.security import hostban_service as hs
-from alertstation.security.hostban import HELPER, UPDATE_SCRIPT, Fail2ban, PrivilegeError
+from alertstation.security.hostban import service as hs
+from alertstation.security.hostban.fail2ban import HELPER, UPDATE_SCRIPT, Fail2ban, PrivilegeError
 from tests.security.test_hostban import offline_settings
 from tests.support import SignedIn, pg_required
 from tests.support import StationHarness as Station

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from alertstation.db import read_generation
-from alertstation.security.tables import BANS_GENERATION, ip_filters
+from alertstation.security.bans.tables import BANS_GENERATION, ip_filters
 from tests.security.conftest import ADMIN_IP
 from tests.support import SignedIn
 from tests.support import StationHarness as Station
@@ -277,7 +277,7 @@ def test_banning_own_address_is_a_lockout_risk_except_from_loopback(
 
 
 def test_deactivate_expired_tolerates_naive_timestamps(engine: Engine, station: Station) -> None:
-    from alertstation.security.service import deactivate_expired
+    from alertstation.security.bans.service import deactivate_expired
 
     now = datetime(2026, 11, 21, 12, 0)
     with engine.begin() as conn:

@@ -9,7 +9,7 @@ from alembic import command
 
 from alertstation.db import make_engine
 from alertstation.db.migrate import alembic_config, current_revision, upgrade_to_head
-from alertstation.security.service import list_filters
+from alertstation.security.bans.service import list_filters
 
 LEGACY = [
     # value, reason, description -> expected source

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from alertstation.security.geoip import geoip_dir
+from alertstation.security.geoip.lookup import geoip_dir
 from alertstation.worker import upload_sweep
 from alertstation.worker.jobs import JOBS
 from tests.support import StationHarness

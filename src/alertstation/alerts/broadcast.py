@@ -6,15 +6,16 @@ It is rebuilt only when the ``alerts`` generation moves (checked at most once a 
 count is taken against the clock at answer time, so an alert whose ``expires`` has passed
 stops counting even before the expiry sweep marks it expired.
 
-An EAS message queued or on the air also makes the broadcast active: the alert routes hand in
-the Station's ``airing`` state (``alertstation.eas.airing.AiringState``, anything with a boolean
+An EAS message queued or on the air also makes the broadcast active: the station hands in its
+``airing`` state (``alertstation.eas.airing.queue.AiringState``, anything with a boolean
 ``active`` attribute works), which follows the airing queue in every process.
 
 While the database cannot be reached the last snapshot keeps answering, marked ``stale`` (the
 store is tried again at most once per check interval); with no snapshot yet the outage is raised
 and the web tier answers 503 ``database_unavailable``.
 
-The two public resources that answer from the snapshot live here too.
+The public resource that answers from the snapshot lives here too; the system status API
+(``alertstation.system.status``) reads its counts.
 """
 
 from __future__ import annotations
@@ -33,15 +34,9 @@ from sqlalchemy import Connection, Engine, select
 from alertstation.alerts import lifecycle
 from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
-from alertstation.context import Station
 from alertstation.db import GenerationCache
 from alertstation.db.engine import is_outage
-from alertstation.db.migrate import head_revision
 from alertstation.db.types import utcnow
-from alertstation.system.service import check_health
-from alertstation.version import __version__
-from alertstation.worker.heartbeat import read_heartbeat
-from alertstation.worker.supervisor import read_state as read_supervisor
 
 log = logging.getLogger("alertstation.alerts")
 
@@ -75,8 +70,9 @@ def build_snapshot(conn: Connection, now: datetime) -> ActiveSnapshot:
 class BroadcastState:
     """Keep the active-alerts snapshot of one engine and answer the broadcast state.
 
-    One instance is made per app (``alertstation.alerts.routes``) and shared by the resources
-    that need it; a mutation made through this process calls :meth:`clear`.
+    One instance is made per process (``alertstation.app.build_station``, kept as
+    ``station.broadcast``) and shared by the resources that need it; a mutation made through
+    this process calls :meth:`clear`.
     """
 
     def __init__(
@@ -177,43 +173,4 @@ class BroadcastStateApi:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = self._broadcast.state()
-        resp.set_header("Cache-Control", "no-store")
-
-
-class SystemStatusApi:
-    """GET /api/system_status: version, database, schema, catalog size, alerts, poll sources."""
-
-    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
-        self._station = station
-        self._broadcast = broadcast
-        self._head = head_revision(station.engine)
-
-    def status(self) -> dict[str, Any]:
-        """Return the system status as JSON-ready data (the status page shows the same)."""
-        # Imported here so the poller stays an add-on of this answer, not of this module.
-        from alertstation.alerts.poll_sources import list_sources, public_health
-
-        health = check_health(self._station.engine, self._head)
-        active = self._broadcast.counts()[0] if health.database_ok else None
-        sources = worker = None
-        catalog_size = 0
-        if health.database_ok and health.schema_current:
-            now = self._station.clock()
-            with self._station.engine.connect() as conn:
-                sources = [public_health(row, now) for row in list_sources(conn)]
-                worker = read_heartbeat(conn, now)
-            catalog_size = len(self._station.zones.index().zones)
-        return {
-            "version": __version__,
-            "database": "ok" if health.database_ok else "unreachable",
-            "schema": "current" if health.schema_current else "needs migration",
-            "zone_catalog_size": catalog_size,
-            "active_alerts": active,
-            "worker_heartbeat": worker,
-            "worker_supervisor": read_supervisor(self._station.settings.data_dir),
-            "sources": sources,
-        }
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self.status()
         resp.set_header("Cache-Control", "no-store")

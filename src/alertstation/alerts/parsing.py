@@ -1,4 +1,6 @@
-"""Shared parsing ground: the error type, size limits, hardened XML, timestamps, ``parse_any``.
+"""Shared parsing ground: the error type, size limits, hardened XML, timestamps.
+
+The dispatcher that picks a parser for a body, ``parse_any``, is ``alertstation.alerts.dispatch``.
 
 Untrusted XML goes through two walls before any field is read:
 
@@ -18,15 +20,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 from xml.parsers import expat
 
 from lxml import etree
-
-from alertstation.alerts.model import Alert, ParseProblem
-
-if TYPE_CHECKING:
-    from alertstation.alerts.signature import TrustAnchors
 
 #: Largest single CAP message accepted (bytes). Real agency messages are a few kilobytes;
 #: the longest hurricane statements stay well under 200 KiB.
@@ -39,8 +35,6 @@ MAX_FEED_ENTRIES = 10_000
 
 _NON_SPACE = re.compile(rb"[^ \t\r\n]")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d)", re.ASCII)
-_JSON_TYPES = ("json",)
-_XML_TYPES = ("xml", "cap", "atom")
 
 
 class AlertParseError(ValueError):
@@ -208,45 +202,3 @@ def parse_timestamp(text: str, what: str) -> datetime:
         return datetime.fromisoformat(value).astimezone(UTC)
     except (ValueError, OverflowError) as ex:
         raise AlertParseError(f"{what}: {value!r} is not a valid time ({ex})") from None
-
-
-def parse_any(
-    data: bytes | str, content_type: str | None = None, *, trust: TrustAnchors | None = None
-) -> list[Alert | ParseProblem]:
-    """Parse a CAP message, an XML feed (ATOM, IPAWS) or the agency's JSON feed.
-
-    ``content_type`` (a Content-Type header) picks the parser when it says JSON or XML;
-    otherwise the first non-blank byte decides. ``trust`` is passed to the XML parsers for
-    signature checks (a ``signature.TrustAnchors``).
-    """
-    # Imported here: cap and jsonfeed import this module for the error type and helpers.
-    from alertstation.alerts.cap import parse_cap_feed
-    from alertstation.alerts.jsonfeed import parse_json_feed
-
-    raw = as_bytes(data)
-    kind = _kind_from_content_type(content_type) or _kind_from_bytes(raw)
-    if kind == "json":
-        return parse_json_feed(raw)
-    return parse_cap_feed(raw, trust=trust)
-
-
-def _kind_from_content_type(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    media = content_type.split(";")[0].strip().lower()
-    if any(token in media for token in _JSON_TYPES):
-        return "json"
-    if any(token in media for token in _XML_TYPES):
-        return "xml"
-    return None
-
-
-def _kind_from_bytes(data: bytes) -> str:
-    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head[:1] in (b"{", b"["):
-        return "json"
-    if head[:1] == b"<" or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "xml"
-    raise AlertParseError(
-        "cannot tell the format: the body starts with neither '<' (XML) nor '{' or '[' (JSON)"
-    )

@@ -9,7 +9,6 @@ Routes are declared in ``alertstation.alerts.routes``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,12 +29,11 @@ from alertstation.alerts.tables import (
 )
 from alertstation.alerts.vtec import Vtec
 from alertstation.audit.actor import Actor
-from alertstation.audit.ledger import CONFIG_UPDATED
+from alertstation.audit.ledger import ALERT_DELETED, CONFIG_UPDATED, NOTHING_DELETED
 from alertstation.context import Station
 from alertstation.db import bump_generation
 from alertstation.db.engine import begin_write
-from alertstation.eas.archive import record_deletion
-from alertstation.errors import AppError, Invalid, NotFound
+from alertstation.errors import Invalid, NotFound
 from alertstation.http.bodies import json_object
 
 STATUSES = ("active", *[s for s in lifecycle.STATES if s != lifecycle.ACTIVE], "all")
@@ -223,18 +221,6 @@ class AlertsApi:
 # --- administration ---------------------------------------------------------------------------
 
 
-def audit_or_fail(write: Callable[[], Any], what: str) -> None:
-    """Run an audit write; 500 (and a rollback of the change) when it fails."""
-    try:
-        write()
-    except Exception as ex:
-        log.critical("audit write failed; %s NOT done: %r", what, ex)
-        raise AppError(
-            "The change could not be recorded in the audit log, so nothing was changed.",
-            code="audit_failed",
-        ) from ex
-
-
 def _optional_body(req: falcon.Request) -> dict[str, Any]:
     """Return the JSON object body, or {} when the request has no body."""
     if not req.content_length:
@@ -255,11 +241,8 @@ class MarkExpired:
         with begin_write(station.engine) as conn:
             count = expire_due(conn, now=station.clock())
             fields = ["state"] if count else []
-            audit_or_fail(
-                lambda: station.ledger.record_config_update(
-                    conn, actor, "alerts.mark_expired", fields, propagate=True
-                ),
-                "mark expired",
+            station.ledger.record_config_update(
+                conn, actor, "alerts.mark_expired", fields, refuse=True
             )
         self._broadcast.clear()
         resp.media = {"expired": count}
@@ -286,11 +269,8 @@ class ClearExpired:
                     select(_A.id).where(_A.state.in_(ENDED_STATES), _A.updated_at < cutoff)
                 ).scalars()
             )
-            audit_or_fail(
-                lambda: station.ledger.record_config_update(
-                    conn, actor, "alerts.clear_expired", ["alerts"] if ids else [], propagate=True
-                ),
-                "clear expired",
+            station.ledger.record_config_update(
+                conn, actor, "alerts.clear_expired", ["alerts"] if ids else [], refuse=True
             )
             _delete_alerts(conn, ids)
         self._broadcast.clear()
@@ -377,16 +357,12 @@ class AlertAdmin:
             if row.state != before.state:
                 fields = sorted({*fields, "state"})
             details = {"fields": fields, "reason": reason, "identifier": before.identifier}
-            audit_or_fail(
-                lambda: station.ledger.record(
-                    conn,
-                    actor,
-                    CONFIG_UPDATED,
-                    target=f"alert:{alert_id}",
-                    details=details,
-                    propagate=True,
-                ),
-                f"change of alert {alert_id}",
+            station.ledger.record_or_refuse(
+                conn,
+                actor,
+                CONFIG_UPDATED,
+                target=f"alert:{alert_id}",
+                details=details,
             )
             codes = codes_of(conn, [alert_id])[alert_id]
         self._broadcast.clear()
@@ -396,12 +372,13 @@ class AlertAdmin:
         station = self._station
         with begin_write(station.engine) as conn:
             row = get_alert(conn, alert_id)
-            record_deletion(
-                station,
+            station.ledger.record_or_refuse(
                 conn,
                 Actor.from_request(req),
-                f"cap_alert:{alert_id}",
-                {"ids": [alert_id], "identifier": row.identifier, "sender": row.sender},
+                ALERT_DELETED,
+                target=f"cap_alert:{alert_id}",
+                details={"ids": [alert_id], "identifier": row.identifier, "sender": row.sender},
+                refusal=NOTHING_DELETED,
             )
             _delete_alerts(conn, [alert_id])
         self._broadcast.clear()

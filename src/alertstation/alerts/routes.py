@@ -1,9 +1,9 @@
 """Routes of the alert views and alert administration."""
 
-from alertstation.alerts import poll_resources as p
 from alertstation.alerts import resources as r
 from alertstation.alerts import views as v
-from alertstation.alerts.broadcast import BroadcastState, BroadcastStateApi, SystemStatusApi
+from alertstation.alerts.broadcast import BroadcastStateApi
+from alertstation.alerts.poll import resources as p
 from alertstation.context import Station
 from alertstation.http.routing import PUBLIC, SIGNED_IN, Route, permission
 
@@ -15,10 +15,9 @@ SOURCES = "/admin/poller/sources"
 
 def routes(station: Station) -> list[Route]:
     """Return the alert routes."""
-    # One snapshot per app, shared by every resource that reads or changes the active alerts.
-    broadcast = BroadcastState(station.engine, clock=station.clock, airing=station.airing)
+    # One snapshot per process, shared by every resource that reads or changes the active alerts.
+    broadcast = station.broadcast
     admin = r.AlertAdmin(station, broadcast)
-    system = SystemStatusApi(station, broadcast)
     sources = p.PollSourceCollection(station)
     source = p.PollSourceItem(station)
     return [
@@ -29,13 +28,6 @@ def routes(station: Station) -> list[Route]:
             BroadcastStateApi(broadcast),
             PUBLIC,
             summary="Whether the station is broadcasting",
-        ),
-        Route(
-            "GET",
-            "/api/system_status",
-            system,
-            PUBLIC,
-            summary="Version, database, catalog, alert counts and poll source health",
         ),
         Route(
             "POST",
@@ -72,7 +64,6 @@ def routes(station: Station) -> list[Route]:
         Route("POST", SOURCES, sources, CONFIGURE, summary="Add a poll source"),
         Route("PUT", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Change a source"),
         Route("DELETE", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Remove a source"),
-        Route("GET", "/status", p.StatusPage(station, system), SIGNED_IN, summary="Status page"),
         Route("GET", "/alerts", v.ActiveAlertsPage(station), SIGNED_IN, summary="Active alerts"),
         Route("GET", "/alerts/history", v.AlertHistoryPage(station), SIGNED_IN, summary="History"),
         Route(

@@ -18,9 +18,10 @@ import numpy as np
 from sqlalchemy import Connection, Engine, Row, bindparam, or_, select, update
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
 from alertstation.alerts.model import ParseProblem
-from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.store import GENERATION, IngestResult, Matchers, expire_due, ingest_alert
 from alertstation.alerts.tables import (
     alert_settings,

@@ -32,9 +32,9 @@ from alertstation.alerts.tables import cap_alerts
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas.same import EVENTS
 from alertstation.errors import Invalid
 from alertstation.http.bodies import form_or_json
+from alertstation.same import EVENTS
 from alertstation.zones import split_known, validate_zone_codes
 
 LOCATION_SECTION = "location_settings"

@@ -24,18 +24,12 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from alertstation.alerts.model import Alert, SignatureCheck
 from alertstation.alerts.signature import TrustAnchors
-
-if TYPE_CHECKING:
-    from alertstation.settings import Settings
+from alertstation.settings import Settings, read_anchor_bundle
 
 log = logging.getLogger("alertstation.alerts.trust")
-
-#: Largest bundle read; a bundle of a few dozen certificates is well under 100 KiB.
-MAX_BUNDLE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,24 +71,7 @@ def explain_unavailable(alert: Alert, trust: Trust) -> Alert:
 
 def read_bundle(path: Path) -> TrustAnchors:
     """Read the PEM bundle at ``path``; ValueError saying why when it cannot be used."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BUNDLE_BYTES + 1)
-    except OSError as ex:
-        raise ValueError(f"cannot read {path}: {ex.strerror or ex}") from None
-    if len(data) > MAX_BUNDLE_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_BUNDLE_BYTES} bytes; not a PEM bundle")
-    try:
-        return TrustAnchors.from_pem(data)
-    except ValueError as ex:
-        raise ValueError(f"{path}: {ex}") from None
-
-
-def check_bundle(path: Path) -> int:
-    """Check that ``path`` is a readable PEM bundle; return its number of certificates."""
-    if not path.is_file():
-        raise ValueError(f"{path} is not a file")
-    return len(read_bundle(path).certificates)
+    return TrustAnchors(tuple(read_anchor_bundle(path)))
 
 
 class AnchorFile:

@@ -12,7 +12,7 @@ EXIT_BROKEN = 1
 
 def _station_parts() -> tuple[Any, Any]:
     """Return (settings, engine) for a command, refusing a database that needs migrating."""
-    from alertstation.cli import CommandError
+    from alertstation.commands import CommandError
     from alertstation.db.engine import make_engine
     from alertstation.db.migrate import pending_revisions
     from alertstation.logs import configure_logging

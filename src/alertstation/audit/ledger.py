@@ -26,8 +26,13 @@ from alertstation.audit.actor import Actor
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import IMMEDIATE_OPTION, begin_write
 from alertstation.db.types import utcnow
+from alertstation.errors import AppError
 
 log = logging.getLogger("alertstation.audit")
+
+#: What a refused action answers when its audit row cannot be written.
+NOTHING_CHANGED = "The change could not be recorded in the audit log, so nothing was changed."
+NOTHING_DELETED = "The deletion could not be recorded in the audit log, so nothing was deleted."
 
 LOGIN_SUCCESS = "login success"
 LOGIN_FAILURE = "login failure"
@@ -211,6 +216,28 @@ class AuditLedger:
             _log_lost_write(action, target, ex)
             return None
 
+    def record_or_refuse(
+        self,
+        conn: Connection,
+        actor: Actor,
+        action: str,
+        *,
+        target: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        refusal: str = NOTHING_CHANGED,
+    ) -> int | None:
+        """Append one row, or refuse the action it records: audit or refuse, in one place.
+
+        Use where the action must not happen without its audit row. When the row cannot be
+        written the failure is logged at critical level and AppError ``audit_failed`` (500,
+        ``refusal`` as its message) is raised, so the caller's transaction rolls the change back.
+        """
+        try:
+            return self.record(conn, actor, action, target=target, details=details, propagate=True)
+        except Exception as ex:
+            log.critical("audit write failed; %s on %s NOT done: %r", action, target, ex)
+            raise AppError(refusal, code="audit_failed") from ex
+
     def record_now(
         self,
         engine: Engine,
@@ -242,6 +269,7 @@ class AuditLedger:
         *,
         trust_boundary: Iterable[str] = (),
         propagate: bool = False,
+        refuse: bool = False,
     ) -> int | None:
         """Record ``config.updated`` for ``section`` with the sorted names of the changed fields.
 
@@ -249,12 +277,17 @@ class AuditLedger:
         its field name alone. A save that changed nothing is still recorded, with no fields.
         ``trust_boundary`` names the changed fields that move a trust boundary (the database,
         trusted proxies, trust anchors); they are listed again under that key, names only.
+        ``refuse`` makes it :meth:`record_or_refuse`: no change without its row.
         """
         names = sorted({str(name) for name in changed_fields})
         details: dict[str, Any] = {"fields": names}
         moved = sorted({str(name) for name in trust_boundary})
         if moved:
             details["trust_boundary"] = moved
+        if refuse:
+            return self.record_or_refuse(
+                conn, actor, CONFIG_UPDATED, target=section, details=details
+            )
         return self.record(
             conn,
             actor,

@@ -29,9 +29,9 @@ from sqlalchemy import Connection, and_, func, select, update
 
 from alertstation.auth.tables import admin_sessions, users
 from alertstation.db.types import as_utc
-from alertstation.security.autoban_service import LOGIN_FAILURE
-from alertstation.security.event_tables import security_events
-from alertstation.security.service import is_loopback
+from alertstation.security.autoban.service import LOGIN_FAILURE
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans.service import is_loopback
 
 SIGN_IN_RATE_LIMIT = 10  # attempts per address ...
 SIGN_IN_RATE_WINDOW = 60.0  # ... within this many seconds

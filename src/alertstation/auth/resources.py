@@ -9,13 +9,13 @@ import falcon
 from alertstation.audit.actor import Actor
 from alertstation.auth import guard, service, sessions
 from alertstation.auth.middleware import clear_session_cookie, set_session_cookie
-from alertstation.auth.permissions import ROLES
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Forbidden, Invalid, NotFound, Unauthorized
 from alertstation.http.bodies import form_or_json, json_object, optional_bool, string_field
-from alertstation.security import autoban
-from alertstation.security.service import require_login_allowed
+from alertstation.http.permissions import ROLES
+from alertstation.security.autoban import detectors as autoban
+from alertstation.security.bans.service import require_login_allowed
 
 LOGIN_FAILED = "Unknown username or wrong password, or the account is disabled."
 TOO_MANY_SIGN_INS = "Too many sign-in attempts from your address; wait a moment and try again."

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import Connection, Row, delete, func, insert, select, update
 
 from alertstation.auth.passwords import hash_password, verify_password
-from alertstation.auth.permissions import validate_role
 from alertstation.auth.tables import users
 from alertstation.db.types import utcnow
 from alertstation.errors import Conflict, Invalid, NotFound
+from alertstation.http.permissions import validate_role
 
 USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,63}$")
 

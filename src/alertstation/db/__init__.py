@@ -1,12 +1,13 @@
 """Database layer: the shared metadata, engines, generation counters and migrations.
 
-``alertstation.db.metadata`` is complete once this package is imported: the schema module pulls
-in every domain's ``tables.py``.
+This package is the bottom layer and imports no domain. ``metadata`` here is the shared
+``MetaData`` object; it describes the whole schema only once every domain's ``tables.py`` is
+imported, which ``alertstation.schema`` does (migrations and ``create_all`` use that).
 """
 
 from alertstation.db.engine import begin_write, make_engine
 from alertstation.db.generations import GenerationCache, bump_generation, read_generation
-from alertstation.db.schema import metadata
+from alertstation.db.metadata import metadata
 
 __all__ = [
     "GenerationCache",

@@ -2,10 +2,10 @@
 
 Every message the station airs is kept: the WAV file and a JSON sidecar (header, who, when) in
 ``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Messages reach the archive through
-:func:`alertstation.eas.onair.air_message`, which also queues them for airing; ``aired_at`` is
-when the message was sent to the queue, the queue item (``eas_airing_queue``) says when it
-actually aired and through which outputs. Deleting an archived message also removes its queue
-item, so a message still waiting in the queue is taken off it.
+:func:`alertstation.eas.airing.onair.air_message`, which also queues them for airing;
+``aired_at`` is when the message was sent to the queue, the queue item (``eas_airing_queue``)
+says when it actually aired and through which outputs. Deleting an archived message also
+removes its queue item, so a message still waiting in the queue is taken off it.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ import orjson
 from sqlalchemy import Connection, select
 
 from alertstation.audit.actor import Actor
-from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST
+from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST, NOTHING_DELETED
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
-from alertstation.eas import airing
+from alertstation.eas.airing import queue as airing
 from alertstation.eas.audio import write_wav
 from alertstation.eas.tables import eas_archive
-from alertstation.errors import AppError, Conflict, NotFound
 
 log = logging.getLogger("alertstation.eas")
 
@@ -170,60 +169,12 @@ def record_deletion(
     station: Station, conn: Connection, actor: Actor, target: str, details: dict[str, Any]
 ) -> None:
     """Write ``alert.deleted`` before a deletion; 500 (and a rollback) when it fails."""
-    try:
-        station.ledger.record(
-            conn, actor, ALERT_DELETED, target=target, details=details, propagate=True
-        )
-    except Exception as ex:
-        log.critical("alert.deleted audit write failed; %s NOT deleted: %r", target, ex)
-        raise AppError(
-            "The deletion could not be recorded in the audit log, so nothing was deleted.",
-            code="audit_failed",
-        ) from ex
-
-
-# --- message management (resend, delete, purge) ------------------------------------------------
-
-
-def resend(station: Station, message_id: int, actor: Actor) -> dict[str, Any]:
-    """Air an archived message again, exactly as first sent, as a new archive row; audit it.
-
-    Goes through :func:`alertstation.eas.onair.air_message` like every other airing, so it
-    queues behind a message on the air. Returns the new archive row with its ``queue`` block.
-    """
-    from alertstation.eas.onair import air_message  # onair builds on this module
-    from alertstation.eas.outputs import OutputError, load_message
-
-    with station.engine.connect() as conn:
-        row = get_row(conn, message_id)
-    if row is None:
-        raise NotFound(f"No archived message {message_id}.")
-    try:
-        message = load_message(wav_file(station.settings.data_dir, row.wav_path), row.header)
-    except (OutputError, ValueError) as ex:
-        raise Conflict(
-            f"The audio of message {message_id} is missing from the archive.",
-            code="audio_missing",
-        ) from ex
-    saved = air_message(
-        station,
-        message,
-        aired_by=actor.username,
-        activation_id=row.activation_id,
-        origin="resend",
+    station.ledger.record_or_refuse(
+        conn, actor, ALERT_DELETED, target=target, details=details, refusal=NOTHING_DELETED
     )
-    audit_broadcast(
-        station,
-        actor,
-        f"eas_message:{message_id}",
-        {
-            "header": row.header,
-            "message_id": saved["id"],
-            "resend_of": message_id,
-            "queue_id": saved["queue"]["id"],
-        },
-    )
-    return saved
+
+
+# --- message management (delete, purge; resend is in airing.onair) ---------------------------
 
 
 def delete_messages(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from alertstation.eas import kernels
-from alertstation.eas.same import EOM_CODE, SameHeader
+from alertstation.same import EOM_CODE, SameHeader
 
 Int16Array = npt.NDArray[np.int16]
 Float64Array = npt.NDArray[np.float64]

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from alertstation.eas.decode_cli import add_decode_command
+from alertstation.eas.decode.cli import add_decode_command
+
+if TYPE_CHECKING:
+    from alertstation.context import Station
 
 
 def _sample_rate(text: str) -> int:
@@ -36,10 +40,10 @@ def _seconds(text: str) -> float:
 
 def cmd_eas_encode(args: argparse.Namespace) -> int:
     """Render a SAME message to a 16-bit mono WAV file."""
-    from alertstation.cli import CommandError
+    from alertstation.commands import CommandError
     from alertstation.eas import voice
     from alertstation.eas.audio import MAX_WAV_BYTES, render_message, write_wav
-    from alertstation.eas.same import SameHeader
+    from alertstation.same import SameHeader
 
     try:
         header = SameHeader.parse(args.header)
@@ -81,21 +85,12 @@ def cmd_eas_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _station() -> Any:
-    """Return a Station on the configured database (refused while migrations are pending)."""
-    from alertstation.app import build_station
-    from alertstation.cli import open_database
-
-    settings, engine = open_database()
-    return build_station(settings, engine)
-
-
 def cmd_eas_rwt_test(args: argparse.Namespace) -> int:
     """Air a Required Weekly Test now with the schedule's codes, station id and voice text."""
     from alertstation.audit.actor import Actor
-    from alertstation.eas import rwt
+    from alertstation.eas.forward import rwt
 
-    station = _station()
+    station = args.open_station()
     try:
         with station.engine.connect() as conn:
             schedule, _ = rwt.get_schedule(conn)
@@ -110,11 +105,11 @@ def cmd_eas_rwt_test(args: argparse.Namespace) -> int:
 
 def cmd_eas_forward(args: argparse.Namespace) -> int:
     """Process the forward queue now; print one line per entry; exit 1 when one failed."""
-    from alertstation.eas.forward import FAILED, process_queue
+    from alertstation.eas.forward.service import FAILED, process_queue
 
     if not args.once:
         raise ValueError("the worker forwards the queue continuously; use --once to do it now")
-    station = _station()
+    station = args.open_station()
     try:
         outcomes = process_queue(station, limit=args.limit)
     finally:
@@ -136,9 +131,16 @@ def _limit(text: str) -> int:
     return value
 
 
-def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``eas encode`` and ``eas decode`` on the top-level sub-parsers."""
-    from alertstation.cli import Parser
+def add_eas_commands(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    open_station: Callable[[], Station],
+) -> None:
+    """Register the ``eas`` commands on the top-level sub-parsers.
+
+    ``open_station`` returns a Station on the configured database (refused while migrations are
+    pending); the application layer builds it, so this package never imports ``alertstation.app``.
+    """
+    from alertstation.commands import Parser
 
     text = "Encode and decode SAME (EAS) messages."
     eas = sub.add_parser("eas", help=text, description=text)
@@ -174,11 +176,11 @@ def add_eas_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
 
     text = "Air a Required Weekly Test now (the schedule's codes, station id and voice text)."
     rwt_test = eas_sub.add_parser("rwt-test", help=text, description=text)
-    rwt_test.set_defaults(func=cmd_eas_rwt_test)
+    rwt_test.set_defaults(func=cmd_eas_rwt_test, open_station=open_station)
 
     text = "Process the CAP forward queue now: air or skip each pending entry."
     forward = eas_sub.add_parser("forward", help=text, description=text)
-    forward.set_defaults(func=cmd_eas_forward)
+    forward.set_defaults(func=cmd_eas_forward, open_station=open_station)
     forward.add_argument(
         "--once", action="store_true", help="process what is pending now, then exit"
     )

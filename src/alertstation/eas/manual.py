@@ -27,11 +27,13 @@ from sqlalchemy import Connection, select
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas import archive, onair, outputs, settings_airing, voice
+from alertstation.eas import archive, voice
+from alertstation.eas.airing import onair, outputs
+from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.audio import render_message, write_wav
-from alertstation.eas.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
 from alertstation.eas.tables import eas_activations
 from alertstation.errors import Invalid, NotFound, ServiceUnavailable
+from alertstation.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
 
 log = logging.getLogger("alertstation.eas")
 

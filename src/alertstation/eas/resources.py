@@ -9,10 +9,12 @@ import numpy as np
 
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
-from alertstation.eas import airing, archive, manual
-from alertstation.eas.same import EVENTS, ORIGINATORS
+from alertstation.eas import archive, manual
+from alertstation.eas.airing import onair
+from alertstation.eas.airing import queue as airing
 from alertstation.errors import BadRequest, Invalid, NotFound
 from alertstation.http.bodies import json_object
+from alertstation.same import EVENTS, ORIGINATORS
 
 _TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text")
 QUEUE_PAGE_HISTORY = 10  # finished queue items shown on the manual page
@@ -246,7 +248,7 @@ class MessageResend:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
-        message = archive.resend(self._station, message_id, Actor.from_request(req))
+        message = onair.resend(self._station, message_id, Actor.from_request(req))
         resp.media = {"sent": True, "message": message, "queue": message["queue"]}
 
 

@@ -8,13 +8,13 @@ source password).
 
 from alertstation.context import Station
 from alertstation.eas import resources as r
-from alertstation.eas.manual import MAX_UPLOAD_BYTES
-from alertstation.eas.settings_resources import (
+from alertstation.eas.airing.resources import (
     REGENERATE_PATH,
     SETTINGS_PATH,
     EasSettings,
     RegenerateIcecastPassword,
 )
+from alertstation.eas.manual import MAX_UPLOAD_BYTES
 from alertstation.http.routing import Route, permission
 
 BROADCAST = permission("eas.broadcast")

@@ -18,7 +18,6 @@ from typing import Any
 
 import falcon
 
-from alertstation.auth.permissions import READ_ONLY_ROLES
 from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriTooLong
 from alertstation.http.client_address import (
     IPNetwork,
@@ -28,6 +27,7 @@ from alertstation.http.client_address import (
     parse_address,
 )
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
+from alertstation.http.permissions import READ_ONLY_ROLES
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
 from alertstation.logs import request_id_var
 

@@ -20,7 +20,7 @@ from typing import Any
 import falcon.inspect
 from falcon.routing import CompiledRouter
 
-from alertstation.auth.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
+from alertstation.http.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})

@@ -9,7 +9,7 @@ from typing import Any
 import falcon
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from alertstation.auth.permissions import role_permissions
+from alertstation.http.permissions import role_permissions
 from alertstation.version import __version__
 
 

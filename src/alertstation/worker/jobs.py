@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 
-from alertstation.alerts.poller import poll_job
+from alertstation.alerts.poll.poller import poll_job
 from alertstation.alerts.service import expire_alerts_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
-from alertstation.eas.forward import forward_job, rwt_job
-from alertstation.security.autoban import autoban_job
-from alertstation.security.hostban_service import heal_job
-from alertstation.security.service import deactivate_expired_job
+from alertstation.eas.forward.service import forward_job, rwt_job
+from alertstation.security.autoban.detectors import autoban_job
+from alertstation.security.bans.service import deactivate_expired_job
+from alertstation.security.hostban.service import heal_job
 from alertstation.worker import heartbeat, upload_sweep
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from alertstation.security.geoip import geoip_dir
+from alertstation.security.geoip.lookup import geoip_dir
 
 if TYPE_CHECKING:
     from alertstation.context import Station

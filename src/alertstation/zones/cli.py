@@ -39,14 +39,14 @@ class ProgressLine:
 
 def _station() -> tuple[Settings, Engine]:
     """Return (settings, engine), refusing a database that still needs migrating."""
-    from alertstation.cli import open_database
+    from alertstation.commands import open_database
 
     return open_database()
 
 
 def cmd_zones_sync(args: argparse.Namespace) -> int:
     """Apply zone DBF files: the given ones, else every family the resolver finds."""
-    from alertstation.cli import CommandError
+    from alertstation.commands import CommandError
     from alertstation.zones.resolver import explicit_paths, resolve_dbf_paths
     from alertstation.zones.service import apply_files
 

@@ -710,7 +710,7 @@ def run_download(
     ``source`` is None for the agency, an http(s) URL of a mirror laid out like the agency's
     site, or a directory holding the ZIPs or DBFs. Each family is tried even when another fails.
     """
-    from alertstation.cli import CommandError
+    from alertstation.commands import CommandError
 
     out, err = out or sys.stdout, err or sys.stderr
     names = [get_family(name).name for name in families]

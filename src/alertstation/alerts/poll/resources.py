@@ -1,0 +1,286 @@
+"""Poller routes: poll now, import one alert file, manage poll sources, the status page.
+
+Every state-changing action writes its audit row first, in its own write transaction, with
+``propagate=True``: when the audit write fails the action does not happen (500
+``audit_failed``). Source changes record ``config.updated`` with target ``poller``, the changed
+field names, the source's id and name (never its URL, which may hold credentials).
+Routes are declared in ``alertstation.alerts.routes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from typing import Any
+
+import falcon
+
+from alertstation.alerts.broadcast import BroadcastState
+from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.model import ParseProblem
+from alertstation.alerts.parsing import AlertParseError
+from alertstation.alerts.poll.poller import poller_for
+from alertstation.alerts.poll.sources import (
+    SourceConfig,
+    SourceError,
+    SourceNameTaken,
+    audit_change,
+    create_source,
+    delete_source,
+    get_source,
+    list_sources,
+    read_config,
+    source_as_dict,
+    update_source,
+)
+from alertstation.alerts.service import ImportProblem, import_messages
+from alertstation.alerts.trust import trust_for
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import CONFIG_UPDATED
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.errors import (
+    AppError,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
+from alertstation.http.bodies import json_object
+
+log = logging.getLogger("alertstation.alerts.poll.poller")
+
+#: Largest alert file ``/admin/import_alert`` takes (a message, or a state's JSON feed).
+IMPORT_MAX_BYTES = 4 * 1024 * 1024
+#: The route's body limit: the file plus multipart framing.
+IMPORT_MAX_BODY = IMPORT_MAX_BYTES + 65536
+RAW_TYPES = (
+    "application/xml",
+    "text/xml",
+    "application/cap+xml",
+    "application/atom+xml",
+    "application/json",
+    "application/geo+json",
+    "application/octet-stream",
+)
+_CHUNK = 64 * 1024
+
+
+class TriggerPoll:
+    """POST /admin/trigger_poll: poll every enabled source now; answer per source."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            station.ledger.record_config_update(conn, actor, "alerts.trigger_poll", [], refuse=True)
+        poller = poller_for(station.engine, station.settings, clock=station.clock)
+        outcomes = poller.poll_all()
+        if any(outcome.stored for outcome in outcomes):
+            self._broadcast.clear()
+        answer: dict[str, Any] = {
+            "polled": len(outcomes),
+            "failed": sum(1 for outcome in outcomes if not outcome.ok),
+            "stored": sum(outcome.stored for outcome in outcomes),
+            "sources": [outcome.as_dict() for outcome in outcomes],
+        }
+        if not outcomes:
+            answer["note"] = "No enabled poll sources; add one under /admin/poller/sources."
+        resp.media = answer
+
+
+def _read_limited(stream: Any, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := stream.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"The file is larger than the {limit}-byte limit.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _upload_name(name: str | None) -> str:
+    base = os.path.basename((name or "").replace("\\", "/"))
+    clean = "".join(ch for ch in base if ch.isprintable())[:100]
+    return clean or "upload"
+
+
+def read_upload(req: falcon.Request, limit: int = IMPORT_MAX_BYTES) -> tuple[bytes, str]:
+    """Return the uploaded file and its name: multipart field ``file`` or a raw XML/JSON body."""
+    content_type = (req.content_type or "").split(";")[0].strip().lower()
+    if content_type == falcon.MEDIA_MULTIPART:
+        found: tuple[bytes, str] | None = None
+        for part in req.get_media():
+            if part.name != "file":
+                continue
+            if found is not None:
+                raise BadRequest("Send exactly one file.")
+            found = (_read_limited(part.stream, limit), _upload_name(part.filename))
+        if found is None:
+            raise BadRequest("No file was sent in the field 'file'.")
+        data, name = found
+    elif content_type in RAW_TYPES:
+        data, name = _read_limited(req.bounded_stream, limit), "request body"
+    else:
+        raise UnsupportedMediaType(
+            "Send a CAP XML or JSON file as multipart/form-data (field 'file'), or the XML or "
+            "JSON itself as the body."
+        )
+    if not data.strip():
+        raise BadRequest("The file is empty.")
+    return data, name
+
+
+def check_alert_file(data: bytes) -> None:
+    """Raise BadRequest with the parser's message when no alert at all can be read."""
+    try:
+        items = parse_any(data)
+    except AlertParseError as ex:
+        raise BadRequest(f"Not a readable alert file: {ex}", code="malformed_alert") from None
+    problems = [item for item in items if isinstance(item, ParseProblem)]
+    if not items:
+        raise BadRequest("The file holds no alert.", code="malformed_alert")
+    if len(problems) == len(items):
+        reasons = "; ".join(f"entry {p.position}: {p.reason}" for p in problems[:5])
+        raise BadRequest(f"No alert in the file could be read: {reasons}", code="malformed_alert")
+
+
+class ImportAlert:
+    """POST /admin/import_alert: store the alerts of one CAP XML or JSON file, even out of area."""
+
+    def __init__(self, station: Station, broadcast: BroadcastState) -> None:
+        self._station = station
+        self._broadcast = broadcast
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        data, name = read_upload(req)
+        check_alert_file(data)
+        actor = Actor.from_request(req)
+        details = {
+            "fields": ["alerts"],
+            "file": name,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        with begin_write(station.engine) as conn:
+            station.ledger.record_or_refuse(
+                conn,
+                actor,
+                CONFIG_UPDATED,
+                target="alerts.import_alert",
+                details=details,
+            )
+        results = import_messages(
+            station.engine,
+            data,
+            f"upload {name}",
+            explicit=True,
+            now=station.clock(),
+            trust=trust_for(station.settings),
+        )
+        self._broadcast.clear()
+        alerts = [r for r in results if not isinstance(r, ImportProblem)]
+        skipped = [r for r in results if isinstance(r, ImportProblem)]
+        resp.media = {
+            "file": name,
+            "stored": sum(1 for r in alerts if r.outcome == "stored"),
+            "alerts": [
+                {
+                    "identifier": r.identifier,
+                    "outcome": r.outcome,
+                    "alert_id": r.alert_id,
+                    "state": r.state,
+                    "in_area": bool(r.in_area),
+                    "area": "in-area" if r.in_area else "out-of-area",
+                }
+                for r in alerts
+            ],
+            "skipped": [{"source": p.source, "reason": p.reason} for p in skipped],
+        }
+
+
+def _invalid(ex: SourceError) -> AppError:
+    if isinstance(ex, SourceNameTaken):
+        return Conflict(str(ex), field=ex.field)
+    return Invalid(str(ex), field=ex.field)
+
+
+class PollSourceCollection:
+    """GET /admin/poller/sources (list with health), POST (add a source)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        now = self._station.clock()
+        with self._station.engine.connect() as conn:
+            rows = list_sources(conn)
+        resp.media = {"sources": [source_as_dict(row, now) for row in rows]}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        try:
+            config = read_config(json_object(req))
+        except SourceError as ex:
+            raise _invalid(ex) from None
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            try:
+                source_id = create_source(conn, config, now)
+            except SourceError as ex:
+                raise _invalid(ex) from None
+            changed = [name for name, value in config.columns().items() if value not in ("", None)]
+            audit_change(station.ledger, conn, actor, "created", source_id, config.name, changed)
+            row = get_source(conn, source_id)
+        resp.status = falcon.HTTP_201
+        resp.location = f"/admin/poller/sources/{source_id}"
+        resp.media = source_as_dict(row, now)
+
+
+class PollSourceItem:
+    """PUT /admin/poller/sources/{id} (change any fields), DELETE (remove the source)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        body = json_object(req)
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            row = _get(conn, source_id)
+            try:
+                config = read_config(body, SourceConfig.from_row(row))
+                changed = update_source(conn, source_id, config, now)
+            except SourceError as ex:
+                raise _invalid(ex) from None
+            audit_change(station.ledger, conn, actor, "updated", source_id, config.name, changed)
+            row = get_source(conn, source_id)
+        resp.media = {**source_as_dict(row, now), "changed": changed}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            row = _get(conn, source_id)
+            audit_change(station.ledger, conn, actor, "deleted", source_id, row.name, ["source"])
+            delete_source(conn, source_id)
+        resp.media = {"deleted": source_id, "name": row.name}
+
+
+def _get(conn: Any, source_id: int) -> Any:
+    try:
+        return get_source(conn, source_id)
+    except LookupError:
+        raise NotFound(f"No poll source {source_id}.") from None

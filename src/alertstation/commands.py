@@ -1,0 +1,79 @@
+"""Plumbing every command shares: one-line errors, the parser, settings and the database.
+
+Each domain's ``cli.py`` imports from here (never from the top-level ``alertstation.cli``, which
+assembles them), so a domain's commands sit below the command that lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+from alertstation.db.engine import make_engine
+from alertstation.db.migrate import pending_revisions
+from alertstation.logs import configure_logging
+from alertstation.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A command could not do its job; the message is shown as one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are a single line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def load_settings() -> Settings:
+    """Read the settings from the environment and configure logging for a command."""
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
+    return settings
+
+
+def open_engine(settings: Settings) -> Engine:
+    """Return an engine on the configured database."""
+    return make_engine(settings.database_url)
+
+
+def check_schema(engine: Engine) -> None:
+    """Raise CommandError while migrations are pending."""
+    pending = pending_revisions(engine)
+    if pending:
+        raise CommandError(
+            f"the database schema is {len(pending)} migration(s) behind; "
+            "run `alertstation migrate` first"
+        )
+
+
+def require_current_schema(settings: Settings) -> None:
+    """Raise CommandError unless the configured database is at the newest revision."""
+    engine = open_engine(settings)
+    try:
+        check_schema(engine)
+    finally:
+        engine.dispose()
+
+
+def open_database() -> tuple[Settings, Engine]:
+    """Return the settings and an engine, refusing a database that still needs migrating.
+
+    Sub-commands that work on the database start here; they dispose of the engine when done.
+    """
+    settings = load_settings()
+    engine = open_engine(settings)
+    try:
+        check_schema(engine)
+    except CommandError:
+        engine.dispose()
+        raise
+    return settings, engine

@@ -1,0 +1,95 @@
+"""The local sound card: play each message through ALSA's ``aplay``.
+
+``aplay -q -D <device> -t wav -`` gets the message as a 16-bit mono WAV on standard input (no
+shell, no temporary file). A non-zero exit is an error carrying aplay's last words; a message
+that has not finished long after its own length is stopped and reported.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from typing import IO, Final
+
+from alertstation.eas.airing.outputs import OutputError, wav_bytes
+from alertstation.eas.archive import AiredMessage
+
+GRACE_SECONDS: Final[float] = 30.0
+POLL_SECONDS: Final[float] = 0.2
+
+
+class AlsaOutput:
+    """Play messages on an ALSA device (``default``, ``hw:0,0``, ``plughw:CARD=PCH`` …)."""
+
+    name = "alsa"
+
+    def __init__(
+        self, device: str, *, cancel: threading.Event | None = None, aplay: str | None = None
+    ) -> None:
+        if not device or device.startswith("-"):
+            raise ValueError(f"alsa device: {device!r} is not a device name")
+        self.device = device
+        self._cancel = cancel or threading.Event()
+        self._aplay = aplay
+
+    def command(self, program: str) -> list[str]:
+        """Return the aplay command line for this device."""
+        return [program, "-q", "-D", self.device, "-t", "wav", "-"]
+
+    def play(self, message: AiredMessage) -> None:
+        """Play ``message`` to the end; OutputError when aplay is missing or fails."""
+        program = self._aplay or shutil.which("aplay")
+        if program is None:
+            raise OutputError("aplay is not installed (Debian package alsa-utils)")
+        data = wav_bytes(message)
+        deadline = time.monotonic() + message.duration + GRACE_SECONDS
+        with tempfile.TemporaryFile() as errors:
+            try:
+                process = subprocess.Popen(
+                    self.command(program),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                )
+            except OSError as ex:
+                raise OutputError(f"aplay could not start: {ex}") from ex
+            assert process.stdin is not None
+            writer = threading.Thread(target=_feed, args=(process.stdin, data), daemon=True)
+            writer.start()
+            stopped = ""
+            while process.poll() is None:
+                if self._cancel.wait(POLL_SECONDS):
+                    stopped = "stopped: the worker is shutting down"
+                elif time.monotonic() > deadline:
+                    stopped = (
+                        f"aplay did not finish within {message.duration + GRACE_SECONDS:.0f} s"
+                    )
+                if stopped:
+                    process.kill()
+                    process.wait()
+                    break
+            writer.join(timeout=5)
+            if stopped:
+                raise OutputError(stopped)
+            if process.returncode != 0:
+                errors.seek(0)
+                detail = errors.read().decode("utf-8", "replace").strip()[-300:]
+                raise OutputError(
+                    f"aplay -D {self.device} failed (exit {process.returncode}): "
+                    f"{detail or 'no message'}"
+                )
+
+
+def _feed(stdin: IO[bytes], data: bytes) -> None:
+    try:
+        stdin.write(data)
+    except (ValueError, OSError):
+        pass  # aplay stopped early; its exit code and stderr tell why
+    finally:
+        try:
+            stdin.close()
+        except OSError:
+            pass

@@ -1,0 +1,130 @@
+"""HTTP resources of auto-forward and the weekly test (routes in ``forward_routes``).
+
+Saves take a JSON object of the fields to change (others keep their value), run in one write
+transaction and record ``config.updated`` with the names of the changed fields in it; when
+that audit row cannot be written nothing is saved (500). The weekly test airs at once and
+writes ``eas.broadcast`` afterwards, never holding up the air.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.eas.forward import config as forward_config
+from alertstation.eas.forward import rwt
+from alertstation.eas.forward.service import recent_queue
+from alertstation.http.bodies import json_object
+
+FORWARD_SECTION = "eas_forward"
+RWT_SECTION = "eas_rwt"
+
+
+def forward_view(station: Station) -> dict[str, Any]:
+    """Return the auto-forward settings and the recent forward queue as JSON data."""
+    with station.engine.connect() as conn:
+        return {
+            "settings": forward_config.get_forward_settings(conn).as_dict(),
+            "queue": recent_queue(conn),
+        }
+
+
+class ForwardSettingsResource:
+    """GET/PUT /admin/eas/forward: the auto-forward settings (and the recent queue)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = forward_view(self._station)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response) -> None:
+        changes = forward_config.read_changes(json_object(req))
+        actor = Actor.from_request(req)
+        station = self._station
+        with begin_write(station.engine) as conn:
+            new, changed = forward_config.save_forward_settings(
+                conn, changes, by=actor.username, now=station.clock()
+            )
+            station.ledger.record_config_update(
+                conn, actor, FORWARD_SECTION, changed, propagate=True
+            )
+        resp.media = {"settings": new.as_dict(), "changed": changed}
+
+
+class RwtScheduleResource:
+    """GET/PUT /admin/eas/rwt: the weekly test's schedule with its next slot."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        with station.engine.connect() as conn:
+            resp.media = rwt.schedule_view(conn, station.clock())
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response) -> None:
+        changes = rwt.read_changes(json_object(req))
+        actor = Actor.from_request(req)
+        station = self._station
+        with begin_write(station.engine) as conn:
+            now = station.clock()
+            _, changed = rwt.save_schedule(conn, changes, by=actor.username, now=now)
+            station.ledger.record_config_update(conn, actor, RWT_SECTION, changed, propagate=True)
+            view = rwt.schedule_view(conn, now)
+        resp.media = {**view, "changed": changed}
+
+
+class RwtTestResource:
+    """POST /eas/rwt/test: air a weekly test now with the schedule's codes and station id."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        with station.engine.connect() as conn:
+            schedule, _ = rwt.get_schedule(conn)
+        actor = Actor.from_request(req)
+        result = rwt.air_rwt(
+            station, schedule, aired_by=actor.username, actor=actor, target="eas_rwt:test"
+        )
+        message = result["message"]
+        resp.media = {
+            "sent": True,
+            "message": message,
+            "queue": message.get("queue"),
+            "voice": result["voice"],
+        }
+
+
+class ForwardPage:
+    """GET /eas/forward: auto-forward settings, the weekly test schedule, the recent queue."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        view = forward_view(station)
+        with station.engine.connect() as conn:
+            schedule = rwt.schedule_view(conn, station.clock())
+        station.templates.page(
+            req,
+            resp,
+            "eas_forward.html",
+            forward=view["settings"],
+            queue=view["queue"],
+            rwt=schedule,
+            weekdays=[day.capitalize() for day in rwt.WEEKDAYS],
+            limits={
+                "attention_min": forward_config.MIN_ATTENTION,
+                "attention_max": forward_config.MAX_ATTENTION,
+                "max_age": forward_config.MAX_AGE_LIMIT,
+                "voice_text": rwt.MAX_VOICE_TEXT,
+            },
+        )

@@ -1,0 +1,413 @@
+"""Auto-forward: air what waits in the CAP forward queue, and the weekly RWT job.
+
+The alert store puts a newly stored alert on ``eas_forward_queue`` (state ``pending``) when it
+starts an event in the broadcast area whose SAME event code is configured for forwarding
+(docs/alerts-lifecycle.md). :func:`process_queue` takes pending entries oldest first. Each is
+claimed in a write transaction (``pending`` → ``taken``, a conditional update, so two workers
+never both take one) and checked again by :mod:`alertstation.alerts.airing_guard`; an entry that
+fails the check or cannot be translated to SAME becomes ``skipped`` with the reason. The rest is
+rendered (header, attention signal, voice from headline and description, EOMs), checked once
+more right before it airs (a cancellation that arrived while the voice was being synthesised
+still stops it) and handed to :func:`alertstation.eas.airing.onair.air_message` with origin
+``forward``. An entry whose airing raised is ``failed``. Every aired entry writes
+``eas.broadcast`` to the audit ledger afterwards, as the system actor ``auto-forward``; a lost
+audit row is logged and never holds up the air.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from sqlalchemy import Connection, select, update
+
+from alertstation.alerts.airing_guard import alert_codes, description_of, refusal
+from alertstation.alerts.service import get_alert_settings
+from alertstation.alerts.tables import cap_alerts, eas_forward_queue
+from alertstation.audit.actor import Actor
+from alertstation.db.engine import begin_write
+from alertstation.eas import archive, voice
+from alertstation.eas.airing import onair
+from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.audio import render_message
+from alertstation.eas.forward.config import ForwardSettings, get_forward_settings
+from alertstation.eas.forward.tables import eas_forward_airings
+from alertstation.eas.forward.translate import (
+    ORIGINATOR,
+    area_locations,
+    issue_minute,
+    purge_for,
+    voice_text,
+)
+from alertstation.same import SameHeader
+
+if TYPE_CHECKING:
+    from alertstation.context import Station
+
+log = logging.getLogger("alertstation.eas")
+
+PENDING: Final[str] = "pending"
+TAKEN: Final[str] = "taken"
+SKIPPED: Final[str] = "skipped"
+FAILED: Final[str] = "failed"
+ACTOR_NAME: Final[str] = "auto-forward"
+#: Entries one run takes at most, so a flood cannot hold the leader's loop for long.
+BATCH: Final[int] = 20
+OFF_REASON: Final[str] = "auto-forward is off"
+
+_q = eas_forward_queue.c
+_f = eas_forward_airings.c
+
+
+@dataclass(frozen=True)
+class ForwardOutcome:
+    """What became of one queue entry: ``aired``, ``skipped`` or ``failed``, and why."""
+
+    queue_id: int
+    alert_id: int
+    identifier: str
+    event_code: str
+    outcome: str
+    detail: str
+    message_id: int | None = None
+
+    def line(self) -> str:
+        """Return the one-line form the CLI prints."""
+        return f"{self.queue_id} {self.identifier} {self.event_code} {self.outcome}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A queue entry this worker took, with the message built for it."""
+
+    queue_id: int
+    alert_id: int
+    identifier: str
+    event_code: str
+    header: SameHeader
+    speech_text: str
+    note: str
+    settings: ForwardSettings
+    sample_rate: int
+
+
+def worker_name() -> str:
+    """Return this process's name in claims: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:128]
+
+
+def forward_job(station: Station) -> None:
+    """Air what waits in the forward queue (the leader's 5-second job)."""
+    for outcome in process_queue(station):
+        level = logging.WARNING if outcome.outcome != "skipped" else logging.INFO
+        log.log(level, "auto-forward: %s", outcome.line())
+
+
+def rwt_job(station: Station) -> None:
+    """Air the weekly test when it falls due (the leader's 30-second job)."""
+    from alertstation.eas.forward.rwt import run_schedule
+
+    run_schedule(station)
+
+
+def process_queue(
+    station: Station, *, worker: str | None = None, limit: int = BATCH
+) -> list[ForwardOutcome]:
+    """Take pending entries oldest first and air or skip each; return what became of them."""
+    name = worker or worker_name()
+    outcomes: list[ForwardOutcome] = []
+    while len(outcomes) < limit:
+        step = _claim_next(station, name)
+        if step is None:
+            break
+        if isinstance(step, list):
+            outcomes.extend(step)
+            continue
+        outcomes.append(_air(station, step))
+    return outcomes
+
+
+def _entry(conn: Connection, queue_id: int) -> Any:
+    return conn.execute(
+        select(_q.id, _q.alert_id, _q.event_code, _q.queued_at, cap_alerts.c.identifier)
+        .join(cap_alerts, cap_alerts.c.id == _q.alert_id)
+        .where(_q.id == queue_id)
+    ).one()
+
+
+def _set_state(conn: Connection, queue_id: int, state: str, reason: str) -> None:
+    conn.execute(
+        update(eas_forward_queue).where(_q.id == queue_id).values(state=state, reason=reason)
+    )
+
+
+def _skip_all_pending(conn: Connection) -> list[ForwardOutcome]:
+    """Skip every pending entry (auto-forward is off) and report each."""
+    rows = conn.execute(
+        select(_q.id, _q.alert_id, _q.event_code, cap_alerts.c.identifier)
+        .join(cap_alerts, cap_alerts.c.id == _q.alert_id)
+        .where(_q.state == PENDING)
+        .order_by(_q.id)
+    ).all()
+    if rows:
+        conn.execute(
+            update(eas_forward_queue)
+            .where(_q.id.in_([row.id for row in rows]), _q.state == PENDING)
+            .values(state=SKIPPED, reason=OFF_REASON)
+        )
+    return [
+        ForwardOutcome(row.id, row.alert_id, row.identifier, row.event_code, SKIPPED, OFF_REASON)
+        for row in rows
+    ]
+
+
+def _claim_next(station: Station, worker: str) -> _Claim | list[ForwardOutcome] | None:
+    """Claim the oldest pending entry and check it; None when nothing is pending."""
+    with begin_write(station.engine) as conn:
+        now = station.clock()
+        settings = get_forward_settings(conn)
+        if not settings.enabled:
+            return _skip_all_pending(conn) or None
+        queue_id = conn.execute(
+            select(_q.id).where(_q.state == PENDING).order_by(_q.id).limit(1)
+        ).scalar()
+        if queue_id is None:
+            return None
+        claimed = conn.execute(
+            update(eas_forward_queue)
+            .where(_q.id == queue_id, _q.state == PENDING)
+            .values(state=TAKEN, reason="")
+        ).rowcount
+        if claimed != 1:
+            return []  # another worker took it first: look again
+        entry = _entry(conn, queue_id)
+        alert_settings = get_alert_settings(conn)
+        reason = refusal(
+            conn,
+            entry.alert_id,
+            entry.queued_at,
+            max_age_minutes=settings.max_age_minutes,
+            forward_events=alert_settings.forward_events,
+            now=now,
+        )
+        claim: _Claim | None = None
+        if not reason:
+            try:
+                rate = settings_airing.load(conn).sample_rate
+                claim = _translate(conn, entry, settings, alert_settings.zone_codes, now, rate)
+            except ValueError as ex:
+                reason = f"cannot translate to SAME: {ex}"
+        if claim is None:
+            _set_state(conn, queue_id, SKIPPED, reason)
+            return [_outcome(entry, SKIPPED, reason)]
+        conn.execute(
+            eas_forward_airings.insert().values(
+                queue_id=queue_id,
+                claimed_at=now,
+                claimed_by=worker,
+                header=claim.header.encode(),
+                voice="none",
+                note=claim.note,
+            )
+        )
+        return claim
+
+
+def _outcome(
+    entry: Any, outcome: str, detail: str, message_id: int | None = None
+) -> ForwardOutcome:
+    return ForwardOutcome(
+        entry.id, entry.alert_id, entry.identifier, entry.event_code, outcome, detail, message_id
+    )
+
+
+def _translate(
+    conn: Connection,
+    entry: Any,
+    settings: ForwardSettings,
+    area: tuple[str, ...],
+    now: datetime,
+    sample_rate: int,
+) -> _Claim:
+    """Build the header and voice text of a checked entry; ValueError when it cannot be done."""
+    alert = conn.execute(select(cap_alerts).where(cap_alerts.c.id == entry.alert_id)).one()
+    locations = area_locations(alert_codes(conn, alert.id), area)
+    if not locations.codes:
+        raise ValueError("none of the alert's SAME location codes lies in the broadcast area")
+    issued = issue_minute(now)
+    header = SameHeader.build(
+        ORIGINATOR,
+        alert.event_code,
+        locations.codes,
+        purge_for(alert.expires or alert.ends, issued),
+        settings.station_id,
+        issued=issued,
+    )
+    speech = ""
+    if settings.include_voice:
+        speech = voice_text(alert.headline, description_of(alert.raw, alert.identifier))
+    return _Claim(
+        entry.id,
+        entry.alert_id,
+        entry.identifier,
+        entry.event_code,
+        header,
+        speech,
+        locations.note,
+        settings,
+        sample_rate,
+    )
+
+
+def _speech(claim: _Claim) -> tuple[Any, str]:
+    """Synthesise the voice; without speech the message airs without it (logged)."""
+    if not claim.speech_text:
+        return None, "none"
+    try:
+        return voice.synthesize(claim.speech_text, claim.sample_rate), "spoken"
+    except (voice.SpeechUnavailable, ValueError) as ex:
+        log.warning("auto-forward of queue entry %s airs without voice: %s", claim.queue_id, ex)
+        return None, "unavailable"
+
+
+def _render(claim: _Claim) -> tuple[archive.AiredMessage, str]:
+    """Render a claimed entry's whole message; return it and how its voice turned out."""
+    speech, spoken = _speech(claim)
+    samples = render_message(
+        claim.header,
+        sample_rate=claim.sample_rate,
+        attention_seconds=claim.settings.attention_seconds,
+        voice=speech,
+        attention="nwr" if claim.settings.nwr_tone else "eas",
+    )
+    return archive.AiredMessage(claim.header.encode(), samples, claim.sample_rate), spoken
+
+
+def _fail(station: Station, claim: _Claim, error: str, spoken: str) -> ForwardOutcome:
+    """Mark a claimed entry failed with ``error``; it is never retried on its own."""
+    log.error("auto-forward of queue entry %s failed: %s", claim.queue_id, error)
+    with begin_write(station.engine) as conn:
+        _set_state(conn, claim.queue_id, FAILED, error)
+        _record(conn, claim.queue_id, voice=spoken, error=error)
+    return _claim_outcome(claim, FAILED, error)
+
+
+def _claim_outcome(
+    claim: _Claim, outcome: str, detail: str, message_id: int | None = None
+) -> ForwardOutcome:
+    return ForwardOutcome(
+        claim.queue_id,
+        claim.alert_id,
+        claim.identifier,
+        claim.event_code,
+        outcome,
+        detail,
+        message_id,
+    )
+
+
+def _air(station: Station, claim: _Claim) -> ForwardOutcome:
+    """Render a claimed entry, check it once more, air it, record and audit it."""
+    try:
+        message, spoken = _render(claim)
+    except Exception as ex:
+        return _fail(station, claim, f"rendering failed: {ex}", "none")
+    with begin_write(station.engine) as conn:
+        entry = _entry(conn, claim.queue_id)
+        alert_settings = get_alert_settings(conn)
+        reason = refusal(
+            conn,
+            entry.alert_id,
+            entry.queued_at,
+            max_age_minutes=claim.settings.max_age_minutes,
+            forward_events=alert_settings.forward_events,
+            now=station.clock(),
+        )
+        if not get_forward_settings(conn).enabled:
+            reason = OFF_REASON  # switched off while the message was being rendered
+        if reason:
+            _set_state(conn, claim.queue_id, SKIPPED, reason)
+            _record(conn, claim.queue_id, voice=spoken, error=f"not aired: {reason}")
+            return _claim_outcome(claim, SKIPPED, reason)
+    try:
+        row = onair.air_message(station, message, aired_by=ACTOR_NAME, origin="forward")
+    except Exception as ex:  # record what broke; the entry is never retried on its own
+        return _fail(station, claim, f"airing failed: {getattr(ex, 'message', None) or ex}", spoken)
+    message_id = int(row["id"])
+    with begin_write(station.engine) as conn:
+        _record(conn, claim.queue_id, voice=spoken, message_id=message_id, aired_at=station.clock())
+    archive.audit_broadcast(
+        station,
+        Actor.system(ACTOR_NAME),
+        f"eas_forward:{claim.queue_id}",
+        {
+            "header": message.header,
+            "message_id": message_id,
+            "alert_id": claim.alert_id,
+            "identifier": claim.identifier,
+            "voice": spoken,
+        },
+    )
+    return _claim_outcome(claim, "aired", message.header, message_id)
+
+
+def _record(conn: Connection, queue_id: int, *, voice: str, **values: Any) -> None:
+    conn.execute(
+        update(eas_forward_airings).where(_f.queue_id == queue_id).values(voice=voice, **values)
+    )
+
+
+def recent_queue(conn: Connection, limit: int = 50) -> list[dict[str, Any]]:
+    """Return the newest forward-queue entries with their alert and airing, newest first."""
+    a = cap_alerts.c
+    rows = conn.execute(
+        select(
+            _q.id,
+            _q.alert_id,
+            _q.event_code,
+            _q.queued_at,
+            _q.state,
+            _q.reason,
+            a.identifier,
+            a.headline,
+            a.state.label("alert_state"),
+            _f.header,
+            _f.voice,
+            _f.note,
+            _f.message_id,
+            _f.claimed_at,
+            _f.claimed_by,
+            _f.aired_at,
+            _f.error,
+        )
+        .join(cap_alerts, a.id == _q.alert_id)
+        .outerjoin(eas_forward_airings, _f.queue_id == _q.id)
+        .order_by(_q.id.desc())
+        .limit(limit)
+    ).all()
+    return [
+        {
+            "id": row.id,
+            "alert_id": row.alert_id,
+            "identifier": row.identifier,
+            "headline": row.headline,
+            "alert_state": row.alert_state,
+            "event_code": row.event_code,
+            "queued_at": row.queued_at.isoformat(),
+            "state": row.state,
+            "reason": row.reason,
+            "header": row.header,
+            "voice": row.voice,
+            "note": row.note,
+            "message_id": row.message_id,
+            "claimed_at": row.claimed_at.isoformat() if row.claimed_at else None,
+            "claimed_by": row.claimed_by,
+            "aired_at": row.aired_at.isoformat() if row.aired_at else None,
+            "error": row.error,
+        }
+        for row in rows
+    ]

@@ -1,0 +1,161 @@
+"""GeoIP database resources: list what is installed; upload a Country, City or ASN database.
+
+An upload is streamed to a private staging folder beside the slot files, typed from its metadata
+(``database_type``), validated by opening it with the ``geoip2`` reader and looking one address
+up, and only then moved over the slot's file (``os.replace``, so a reader never sees half a file
+and a bad upload leaves the old database in place). Without the ``geoip2`` package a file with
+MaxMind DB metadata is accepted with a note. Each upload is audited as ``config.updated``
+(section ``geoip``, field ``location_database`` or ``asn_database``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import falcon
+
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.errors import BadRequest, Invalid, UnsupportedMediaType
+from alertstation.security.geoip.lookup import (
+    AUDIT_FIELDS,
+    NotMaxMindDatabase,
+    database_kind,
+    describe,
+    geoip_dir,
+    installed,
+    load_reader,
+    read_metadata,
+    slot_of,
+    slot_path,
+)
+
+MAX_UPLOAD_BYTES = 200 * 1024 * 1024
+AUDIT_SECTION = "geoip"
+READER_MISSING_NOTE = "accepted; install geoip2 for lookups to resolve"
+_CHUNK = 1024 * 1024
+_PROBES = {"City": "city", "Country": "country", "ASN": "asn"}
+
+
+def _copy_limited(stream: BinaryIO, target: Path, limit: int) -> int:
+    size = 0
+    with target.open("wb") as out:
+        while chunk := stream.read(_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise NotMaxMindDatabase(
+                    f"the file is larger than the {limit // (1024 * 1024)} MiB limit"
+                )
+            out.write(chunk)
+    return size
+
+
+def validate_database(path: Path) -> tuple[str, bool]:
+    """Return the kind of the database at ``path`` and whether the reader checked it.
+
+    With ``geoip2`` the file is opened and one address looked up with the method its type calls
+    for; without it the metadata alone decides. NotMaxMindDatabase says why it is refused.
+    """
+    kind = database_kind(read_metadata(path)["database_type"])
+    module = load_reader()
+    if module is None:
+        return kind, False
+    from geoip2.errors import AddressNotFoundError
+
+    try:
+        reader = module.Reader(str(path))
+    except (OSError, ValueError, RuntimeError) as ex:
+        raise NotMaxMindDatabase(f"the reader cannot open the database: {ex}") from None
+    try:
+        probe = getattr(reader, _PROBES[kind])
+        try:
+            probe("1.1.1.1" if reader.metadata().ip_version == 4 else "2001:4860::1")
+        except AddressNotFoundError:
+            pass
+    except (ValueError, RuntimeError, TypeError) as ex:
+        raise NotMaxMindDatabase(f"the reader cannot use the database: {ex}") from None
+    finally:
+        reader.close()
+    return kind, True
+
+
+def install_upload(stream: BinaryIO, data_dir: Path) -> tuple[str, str, bool]:
+    """Check and install an uploaded database; return its kind, its slot and reader-checked."""
+    folder = geoip_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=folder))
+    try:
+        staged = staging / "upload.mmdb"
+        if _copy_limited(stream, staged, MAX_UPLOAD_BYTES) == 0:
+            raise NotMaxMindDatabase("the uploaded file is empty")
+        kind, checked = validate_database(staged)
+        slot = slot_of(kind)
+        os.replace(staged, slot_path(data_dir, slot))
+        return kind, slot, checked
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _listing(data_dir: Path) -> dict[str, Any]:
+    return {
+        "databases": {
+            slot: (info.as_dict() if info is not None else None)
+            for slot, info in installed(data_dir).items()
+        },
+        "reader_available": load_reader() is not None,
+    }
+
+
+class GeoipDatabases:
+    """GET /api/traffic/geoip: the installed databases, their type, build date and size."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = _listing(self._station.settings.data_dir)
+
+
+class GeoipUpload:
+    """POST /api/traffic/geoip/upload: one .mmdb in the multipart field ``file``."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
+            raise UnsupportedMediaType("Send the file as multipart/form-data in a field 'file'.")
+        station = self._station
+        data_dir = station.settings.data_dir
+        result = None
+        for part in req.get_media():
+            if part.name != "file":
+                continue
+            if result is not None:
+                raise BadRequest("Send exactly one file.")
+            try:
+                result = install_upload(part.stream, data_dir)
+            except NotMaxMindDatabase as ex:
+                raise Invalid(str(ex), code="invalid_geoip_database", field="file") from None
+        if result is None:
+            raise BadRequest("No file was sent in the field 'file'.")
+        kind, slot, checked = result
+        with begin_write(station.engine) as conn:
+            station.ledger.record_config_update(
+                conn, Actor.from_request(req), AUDIT_SECTION, [AUDIT_FIELDS[slot]]
+            )
+        answer: dict[str, Any] = {
+            "type": kind,
+            "slot": slot,
+            "database": describe(slot_path(data_dir, slot), slot).as_dict(),
+            "validated_with_reader": checked,
+        }
+        if not checked:
+            answer["note"] = READER_MISSING_NOTE
+        resp.status = falcon.HTTP_201
+        resp.media = answer
