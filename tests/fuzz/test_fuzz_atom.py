@@ -79,7 +79,7 @@ def test_feeds_with_any_links_give_usable_entries(body: bytes) -> None:
     _check_links(atom_entries(body))
 
 
-@fuzz(150)
+@fuzz(100)
 @given(body=mutated(ATOM, most=3))
 def test_mutated_feed_gives_entries_an_error_or_none(body: bytes) -> None:
     answer = atom_entries(body)

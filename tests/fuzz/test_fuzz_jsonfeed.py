@@ -110,7 +110,7 @@ def single_alerts(draw: st.DrawFn) -> bytes:
     return json.dumps(document).encode()
 
 
-@fuzz(200)
+@fuzz(120)
 @given(body=single_alerts())
 @example(body=json.dumps({"properties": {"sent": "2025-06-01T03:04:00-05:00"}}).encode())
 @example(body=json.dumps({"@id": "http://[::1", "sent": 1, "messageType": "Alert"}).encode())
