@@ -11,6 +11,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/n
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 # Peers: the SAME decoder runs against multimon-ng, which also reads back the rendered messages.
 command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
+# The decoder's validity corpus is mixed and re-encoded through ffmpeg.
+command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # HTTP load on loopback comes from wrk; access-log analysis is compared with GoAccess.
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v goaccess >/dev/null 2>&1 || missing+=(goaccess)

@@ -1,7 +1,7 @@
 """Demodulate SAME AFSK from PCM and frame its bursts.
 
-Call this through ``alertstation.eas.decode``, which validates and converts input, groups and
-votes the bursts and checks the header structure.
+Call this through ``alertstation.eas.decode``, which validates and converts input, groups the
+bursts and reports only what two bursts read identically (47 CFR 11.33(a)(10)).
 """
 
 import numpy as np
@@ -38,7 +38,8 @@ class Demodulator:
 
         Each burst is ``(kind, text, start, end)``: KIND_HEADER or KIND_EOM, the raw characters
         (NUL where a character was unreadable), and absolute sample offsets of its first
-        character's start and its last character's end (exclusive). Non-finite samples count
+        character's start and its last character's end (exclusive). An EOM's text is its four
+        characters as read (at least three are ``N``). Non-finite samples count
         as 0. Chunking never changes the result. Releases the GIL.
         """
 

@@ -13,12 +13,13 @@ one bit. A decision whose window holds little tone energy compared with its powe
 erasure (no carrier).
 
 Framing: two consecutive preamble bytes 0xAB (LSB first) give byte alignment; after the
-preamble the first four characters must look like ``ZCZC`` or ``NNNN`` (3 of 4 suffice). A
+preamble the first four characters must look like ``ZCZC`` or ``NNNN`` (3 of 4 suffice; an
+EOM burst is returned with its four characters as read, so a damaged one can be refused). A
 header burst then runs until the '-' closing the station id after its first '+'
 (``+TTTT-JJJHHMM-LLLLLLLL-``; ids shorter than 8 characters occur), two bad characters in a
 row, or 268 characters. Characters outside the SAME alphabet, with the eighth bit set or
-holding an erasure are stored as NUL. Voting and the structural check live in
-``alertstation.eas.decode``.
+holding an erasure are stored as NUL. The validity rule (two identical bursts, 47 CFR
+11.33(a)(10)) and the structural check live in ``alertstation.eas.decode``.
 
 Every step depends only on the absolute sample index and the state carried between calls, so
 feeding a signal in any chunking gives the same events.
@@ -368,9 +369,8 @@ cdef class Demodulator:
                 nnnn += self.chars[i] == 78  # 'N'
             if nnnn >= 3:
                 self.state = HUNT
+                # The four characters as read: an EOM is valid only if two bursts read NNNN.
                 self._set_event(EVENT_EOM, 4)
-                for i in range(4):
-                    self.chars[i] = 78
                 self.event_end = at + 1
                 return True
             if zczc >= 3:

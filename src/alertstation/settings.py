@@ -6,6 +6,7 @@ import ipaddress
 import os
 import re
 import secrets
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +60,7 @@ class Settings:
         the process environment wins over a saved one.
         """
         process_env = os.environ if environ is None else environ
-        data_dir = Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data").resolve()
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir = private_data_dir(Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data"))
         env = {**read_env_file(data_dir / ENV_FILE), **process_env}
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
         dbf_path = env.get("WX_ZONE_DBF_PATH")
@@ -281,6 +281,23 @@ def parse_networks(value: str) -> tuple[IPNetwork, ...]:
         except ValueError as ex:
             raise SettingsError(f"ALERTSTATION_TRUSTED_PROXIES: {ex}") from ex
     return tuple(networks)
+
+
+def private_data_dir(path: Path) -> Path:
+    """Create the data directory 0700, or tighten an existing one to 0700; return it resolved.
+
+    It holds the database, keys, saved variables, logs and uploads: nobody but the station's
+    account has any business listing it. A directory the station does not own is left alone.
+    """
+    path = path.resolve()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        try:
+            path.chmod(0o700)
+        except PermissionError:
+            pass  # not ours: the operator chose its mode
+    return path
 
 
 def load_or_create_key(data_dir: Path, name: str) -> str:

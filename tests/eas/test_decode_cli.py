@@ -57,12 +57,13 @@ def test_eom_and_json(
 ) -> None:
     path = VALID[0]
     assert run(parser, ["eas", "decode", "--eom", str(path)]) == 0
-    assert capsys.readouterr().out == f"{expected[path.name]}\n" + "NNNN\n" * 3
+    assert capsys.readouterr().out == f"{expected[path.name]}\nNNNN\n"
     assert run(parser, ["eas", "decode", "--json", "--eom", str(path)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(row["kind"], row["text"]) for row in rows] == [("header", expected[path.name])] + [
-        ("eom", "NNNN")
-    ] * 3
+    assert [(row["kind"], row["text"], row["validated"]) for row in rows] == [
+        ("header", expected[path.name], True),
+        ("eom", "NNNN", True),
+    ]
     first = rows[0]
     assert first["file"] == str(path) and first["bursts"] == 3
     assert first["start_seconds"] == round(first["start_sample"] / first["sample_rate"], 4)
@@ -118,3 +119,51 @@ def test_end_to_end_python_m_alertstation(expected: dict[str, str]) -> None:
         timeout=120,
     )
     assert (result.returncode, result.stdout) == (1, "")
+
+
+@pytest.fixture
+def disagreeing(tmp_path: Path) -> Path:
+    """Return a WAV whose two header bursts differ in the county code: nothing is valid."""
+    from tests.eas.test_decode_files import wav_bytes
+    from tests.eas.test_decode_stream import message_of
+
+    first = "ZCZC-WXR-TOR-042133+0300-1241720-KCLE/NWS-"
+    signal = message_of(first, first.replace("042133", "002133"), "NNNN", "NNNN")
+    path = tmp_path / "weak.wav"
+    path.write_bytes(wav_bytes(signal))
+    return path
+
+
+def test_verbose_lists_refused_bursts_with_the_reason(
+    parser: argparse.ArgumentParser, disagreeing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(parser, ["eas", "decode", "--eom", str(disagreeing)]) == 1
+    assert capsys.readouterr() == ("NNNN\n", "")
+    assert run(parser, ["eas", "decode", "--verbose", str(disagreeing)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith(f"{disagreeing}: refused header at ")
+    assert lines[0].endswith(
+        "(unvalidated): no two bursts identical: bursts 1 and 2 differ at positions 15"
+    )
+    assert lines[1:] == [
+        "  burst 1: ZCZC-WXR-TOR-042133+0300-1241720-KCLE/NWS-",
+        "  burst 2: ZCZC-WXR-TOR-002133+0300-1241720-KCLE/NWS-",
+    ]
+
+
+def test_json_lists_refused_bursts(
+    parser: argparse.ArgumentParser, disagreeing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(parser, ["eas", "decode", "--json", "--eom", str(disagreeing)]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(row["kind"], row["validated"]) for row in rows] == [
+        ("rejected", False),
+        ("eom", True),
+    ]
+    refused = rows[0]
+    assert refused["candidate"] == "header" and refused["bursts"] == 2
+    assert refused["texts"][1] == "ZCZC-WXR-TOR-002133+0300-1241720-KCLE/NWS-"
+    assert refused["reason"].endswith("differ at positions 15")
+    assert "text" not in refused

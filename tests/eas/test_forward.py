@@ -102,7 +102,7 @@ def test_the_aired_audio_decodes_to_the_header(station: StationHarness) -> None:
     audio = read_wav(wav_path(st, row))
     decoded = decode_pcm(audio.samples, audio.sample_rate)
     assert [d.text for d in decoded if d.kind == "header"] == [outcome.detail]
-    assert [d.kind for d in decoded].count("eom") == 3
+    assert [d.kind for d in decoded].count("eom") == 1  # one valid EOM (three bursts)
     assert outcome.detail == row.header
 
 

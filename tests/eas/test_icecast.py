@@ -267,7 +267,7 @@ def test_a_message_aired_through_icecast_decodes_exactly(
         assert lines.count("EAS: NNNN") == 3
         ours = decode_pcm(pcm, MULTIMON_RATE)
         assert [d.text for d in ours if d.kind == "header"] == [header]
-        assert sum(d.kind == "eom" for d in ours) == 3
+        assert [(d.kind, d.bursts) for d in ours if d.kind == "eom"] == [("eom", 3)]
 
 
 def test_a_wrong_source_password_is_a_clear_error(icecast: IcecastServer) -> None:

@@ -13,6 +13,10 @@
   the oldest ones.
 - ``password_check_failures``: failed current-password checks of ``POST /account/password``;
   the session is ended at ``PASSWORD_CHECK_LIMIT``.
+- ``VERIFIER``: password checks (argon2id, which takes several cores for tens of milliseconds)
+  run one at a time per process on a thread of lowered CPU priority (nice ``VERIFY_NICE``), so
+  a flood of sign-ins from many addresses queues behind itself instead of starving the public
+  reads every page polls.
 
 Clocks are injected: every function takes ``now`` (the station's clock).
 """
@@ -20,10 +24,14 @@ Clocks are injected: every function takes ``now`` (the station's clock).
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import ParamSpec, TypeVar
 
 from sqlalchemy import Connection, and_, func, select, update
 
@@ -43,6 +51,8 @@ ACCOUNT_LOCK_FAILURES = 10  # failed sign-ins to one account ...
 ACCOUNT_LOCK_WINDOW = timedelta(minutes=15)  # ... within this window lock it for new addresses
 KNOWN_ADDRESS_DAYS = 30
 PASSWORD_PATH = "/account/password"
+
+VERIFY_NICE = 10  # CPU priority of the password-check thread (higher is lower)
 
 ENDED_SESSION_CAP = "session_cap"
 ENDED_PASSWORD_GUESSING = "password_guessing"
@@ -85,6 +95,50 @@ class SignInRateLimit:
                 return max(1, math.ceil(times[0] + self.window - moment))
             times.append(moment)
             return 0
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _lower_priority(nice: int) -> None:
+    """Lower this thread's CPU priority (Linux applies nice per thread); best effort."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError):
+        pass
+
+
+class Verifier:
+    """Run password checks one at a time on one low-priority thread of this process.
+
+    The thread is started on first use (so after gunicorn forks its workers).
+    """
+
+    def __init__(self, nice: int = VERIFY_NICE) -> None:
+        self._nice = nice
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def run(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Call ``func`` on the verification thread and return its result (or raise)."""
+        return self._pool().submit(func, *args, **kwargs).result()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None or self._pid != os.getpid():
+                self._executor = ThreadPoolExecutor(
+                    max_workers=1,
+                    thread_name_prefix="password-check",
+                    initializer=_lower_priority,
+                    initargs=(self._nice,),
+                )
+                self._pid = os.getpid()
+            return self._executor
+
+
+VERIFIER = Verifier()
 
 
 @dataclass(frozen=True)

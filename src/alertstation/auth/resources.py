@@ -84,8 +84,7 @@ class Login:
             return
         user = None
         if username and password:
-            with station.engine.connect() as conn:
-                user = service.authenticate(conn, username, password)
+            user = guard.VERIFIER.run(_authenticate, station, username, password)
         if user is None:
             self._failed(req, username)
             if as_json:
@@ -176,6 +175,16 @@ class Login:
         )
 
 
+def _authenticate(station: Station, username: str, password: str) -> service.User | None:
+    with station.engine.connect() as conn:
+        return service.authenticate(conn, username, password)
+
+
+def _check_own_password(station: Station, user_id: int, password: str) -> bool:
+    with station.engine.connect() as conn:
+        return service.check_own_password(conn, user_id, password)
+
+
 class Logout:
     """POST /auth/logout: end this session and forget the cookie."""
 
@@ -238,8 +247,7 @@ class OwnPassword:
         new = string_field(body, "new_password")
         station = self._station
         session = req.context.session
-        with station.engine.connect() as conn:
-            correct = service.check_own_password(conn, user.id, current)
+        correct = guard.VERIFIER.run(_check_own_password, station, user.id, current)
         if not correct:
             self._wrong_password(req, resp, user.username, session)
         with begin_write(station.engine) as conn:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +54,11 @@ def is_outage(ex: BaseException) -> bool:
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
-    parsed = make_url(url)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     connect_args = kwargs.pop("connect_args", {})
     connect_args.setdefault("check_same_thread", False)
     connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
     engine = create_engine(url, connect_args=connect_args, **kwargs)
+    _keep_sqlite_files_private(engine, make_url(url).database)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -79,6 +79,38 @@ def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _keep_sqlite_files_private(engine: Engine, database: str | None) -> None:
+    """Keep the SQLite file and its -wal/-shm files readable by the station's account only.
+
+    The folder is created 0700 when missing; the file is created 0600 before SQLite first opens
+    it (SQLite gives the -wal and -shm files the database file's mode), and an existing file or
+    side file with group or other bits is tightened now and again at the first connect.
+    """
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+    def tighten(*_args: Any) -> None:
+        for candidate in (path, *(path.with_name(path.name + end) for end in SQLITE_SIDE_FILES)):
+            try:
+                mode = stat.S_IMODE(candidate.stat().st_mode)
+                if mode & 0o077:
+                    candidate.chmod(mode & 0o700)
+            except OSError:
+                continue  # absent, or not ours to change
+
+    tighten()
+    event.listen(engine, "first_connect", tighten)
 
 
 def begin_write(engine: Engine) -> Any:

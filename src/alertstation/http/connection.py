@@ -61,13 +61,18 @@ def buffer_chunked_body(req: falcon.Request, limit: int) -> None:
     spool.seek(0)
     req.env["wsgi.input"] = req.stream = spool
     req.env["CONTENT_LENGTH"] = str(size)
-    req.context.body_buffered = True
+    req.context.body_buffered = spool
 
 
 def finish_unread_body(req: falcon.Request) -> None:
-    """Drop a small unread body; ask the server to close the connection for a larger one."""
-    if getattr(req.context, "body_buffered", False):
-        return  # the socket side was read whole
+    """Drop a small unread body; ask the server to close the connection for a larger one.
+
+    A chunked body buffered by :func:`buffer_chunked_body` was read whole; its spool is closed.
+    """
+    spool = getattr(req.context, "body_buffered", None)
+    if spool is not None:
+        spool.close()
+        return
     if is_chunked(req):
         req.env[CLOSE_CONNECTION] = True
         return

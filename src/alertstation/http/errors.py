@@ -2,7 +2,9 @@
 
 The envelope is ``{"error": {"code": "...", "message": "..."}}``, with ``details`` when the error
 carries any. Falcon's own errors (404 for an unknown path, 405, malformed JSON) go through the same
-path, so a client never sees another shape.
+path, so a client never sees another shape. A database error that means the database cannot be
+reached (``alertstation.db.engine.is_outage``) is answered 503 ``database_unavailable`` with
+Retry-After; any other database error is a bug (500).
 """
 
 from __future__ import annotations

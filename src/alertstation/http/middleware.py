@@ -71,7 +71,7 @@ class RequestContextMiddleware:
         req.context.request_id = request_id
         req.context.request_id_token = request_id_var.set(request_id)
         req.context.user = None
-        target = req.env.get("RAW_URI") or req.relative_uri
+        target = req.relative_uri
         if len(target) > MAX_TARGET_CHARS:
             raise UriTooLong(
                 f"The request target is {len(target)} characters; the limit is {MAX_TARGET_CHARS}."

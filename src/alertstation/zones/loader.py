@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dbfread import DBF, FieldParser
+from dbfread.exceptions import MissingMemoFile
 
 from alertstation.zones.tables import column_widths, county_fips, wx_zones
 
@@ -274,6 +275,12 @@ def _open_table(path: Path) -> DBF:
         )
     except (ValueError, struct.error, UnicodeDecodeError) as ex:
         raise ValueError(f"{path.name} is not a readable DBF file: {ex}") from None
+    except MissingMemoFile:
+        # A memo, binary, general or picture field (M, B, G, P) lives in a side file that no
+        # zone DBF has; dbfread's OSError would otherwise escape as a server error.
+        raise ValueError(
+            f"{path.name} declares memo fields (type M, B, G or P); zone DBFs have none"
+        ) from None
     if not table.fields or sum(field.length for field in table.fields) + 1 != record_length:
         raise ValueError(f"{path.name} has a corrupt DBF header: field widths disagree")
     expected = header_length + count * record_length

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 from xml.parsers import expat
 
 from lxml import etree
@@ -91,5 +92,16 @@ def _entry(position: int, entry: etree._Element) -> AtomEntry:
         return AtomEntry(position, document, "")
     links = entry.findall(f"{{{ATOM_NS}}}link")
     preferred = [link for link in links if link.get("rel", "alternate") == "alternate"]
-    href = next((link.get("href", "") for link in preferred + links if link.get("href")), "")
-    return AtomEntry(position, None, href.strip())
+    hrefs = (link.get("href", "").strip() for link in preferred + links)
+    return AtomEntry(position, None, next((href for href in hrefs if _is_url(href)), ""))
+
+
+def _is_url(href: str) -> bool:
+    """Tell whether ``href`` is a URL the poller can resolve: no broken IPv6 host, a real port."""
+    if not href:
+        return False
+    try:
+        _ = urlsplit(href).port  # raises for "http://[::1" and for ports outside 0-65535
+    except ValueError:
+        return False
+    return True

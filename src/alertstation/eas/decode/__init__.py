@@ -1,10 +1,13 @@
 """Decode SAME headers and EOMs from PCM samples, audio files or a live stream.
 
 The compiled kernel ``alertstation._native.same_decode`` demodulates and frames bursts; this
-module validates and converts input, groups the (normally three) bursts of one header, votes
-them character by character and checks the result's structure
-(``ZCZC-ORG-EEE-PSSCCC(-PSSCCC)*+TTTT-JJJHHMM-LLLLLLLL-``) before reporting it. Without the
-compiled module it falls back to ``decode_reference`` (slow); with
+module validates and converts input, groups the (normally three) bursts of one message and
+applies the validity rule of 47 CFR 11.33(a)(10): a header (or an EOM) is reported only when at
+least two received bursts are identical, character for character, and the text passes
+``SameHeader.parse`` (an EOM must read exactly ``NNNN``). Nothing is ever voted or repaired:
+every reported text was received whole at least twice. Groups that fail the rule are handed,
+with the reason, to an optional ``on_rejected`` callback as unvalidated ``Rejected`` records.
+Without the compiled module it falls back to ``decode_reference`` (slow); with
 ``ALERTSTATION_REQUIRE_NATIVE=1`` in the environment that is an ImportError instead.
 """
 
@@ -12,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -28,6 +30,7 @@ from alertstation.eas.decode.reference import (
     ReferenceDemodulator,
     reference_energies,
 )
+from alertstation.eas.same import EOM_CODE, SameHeader
 from alertstation.kernel_loader import load_kernel
 
 __all__ = [
@@ -35,6 +38,8 @@ __all__ = [
     "HEADER_PATTERN",
     "AudioFileError",
     "Decoded",
+    "Rejected",
+    "RejectedHandler",
     "SameStreamDecoder",
     "decode_file",
     "decode_pcm",
@@ -44,8 +49,14 @@ __all__ = [
 
 MIN_SAMPLE_RATE: Final[int] = 8000
 MAX_SAMPLE_RATE: Final[int] = 96000
-#: Silence allowed after a header burst before the next one no longer belongs to the same
-#: message, on top of one more burst as long as the last (so one lost burst is bridged).
+#: Bursts that must be identical for a header or EOM to be valid (47 CFR 11.33(a)(10)).
+MIN_MATCHING_BURSTS: Final[int] = 2
+#: Bursts of one message; a further burst starts a new group.
+MAX_GROUP_BURSTS: Final[int] = 3
+#: Differing positions listed in a rejection reason before the rest are only counted.
+MAX_LISTED_POSITIONS: Final[int] = 12
+#: Silence allowed after a burst before the next one no longer belongs to the same message, on
+#: top of one more burst as long as the last (so one lost burst is bridged).
 GROUP_GAP_SECONDS: Final[float] = 3.0
 HEADER_PATTERN: Final[re.Pattern[str]] = re.compile(
     r"ZCZC-[A-Z]{3}-[A-Z]{3}-[0-9]{6}(?:-[0-9]{6}){0,30}"
@@ -62,11 +73,10 @@ _Demodulator: Callable[[int], Any] = (
 
 @dataclass(frozen=True)
 class Decoded:
-    """One decoded SAME header (voted over its bursts) or one EOM burst.
+    """One valid SAME header or EOM: received identically in ``bursts`` (2 or 3) bursts.
 
     ``start_sample`` is the first sample of the first character (``Z`` or ``N``) of the first
-    burst, ``end_sample`` one past the last sample of the last character of the last burst.
-    ``bursts`` is how many header bursts were combined (1-3); an EOM is always 1.
+    of those bursts, ``end_sample`` one past the last sample of the last character of the last.
     """
 
     kind: Literal["header", "eom"]
@@ -74,6 +84,26 @@ class Decoded:
     start_sample: int
     end_sample: int
     bursts: int
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Bursts heard but refused by the validity rule: unvalidated, never to be acted on.
+
+    ``texts`` holds each burst of the group as received (``?`` where a character was
+    unreadable); ``reason`` says why nothing was reported: which positions disagreed between
+    bursts, or which field of a repeated header failed to parse. A burst that disagreed with a
+    header that was reported from the other two is also listed, as a group of its own.
+    """
+
+    kind: Literal["header", "eom"]
+    texts: tuple[str, ...]
+    reason: str
+    start_sample: int
+    end_sample: int
+
+
+RejectedHandler = Callable[[Rejected], None]
 
 
 def _check_rate(sample_rate: object) -> int:
@@ -122,31 +152,96 @@ def complete_header(raw: bytes) -> str | None:
     return match.group(0) if match else None
 
 
-def vote(texts: list[bytes]) -> bytes:
-    """Return the character-by-character plurality of burst texts (NUL = unreadable or tied)."""
-    out = bytearray()
-    for position in range(max((len(t) for t in texts), default=0)):
-        counts = Counter(t[position] for t in texts if position < len(t) and t[position] != 0)
-        ranked = counts.most_common(2)
-        if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
-            out.append(0)
-        else:
-            out.append(ranked[0][0])
-    return bytes(out)
+def header_problem(text: str) -> str | None:
+    """Return why ``text`` is not a valid header (the failing field), or None when it is."""
+    if HEADER_PATTERN.fullmatch(text) is None:
+        return "not a header: expected ZCZC-ORG-EEE-PSSCCC(-PSSCCC)*+TTTT-JJJHHMM-LLLLLLLL-"
+    try:
+        SameHeader.parse(text)
+    except ValueError as ex:
+        return str(ex)
+    return None
 
 
-def _report(group: list[RawBurst]) -> Decoded | None:
-    """Turn one message's header bursts into a report, or None when nothing trustworthy."""
-    voted = complete_header(vote([burst[1] for burst in group]))
-    if voted is not None:
-        return Decoded("header", voted, group[0][2], group[-1][3], len(group))
-    # Voting failed (ties or damage): accept structurally valid bursts if they all read the
-    # same header; bursts that disagree are reported as nothing.
-    candidates = [(complete_header(burst[1]), burst[2], burst[3]) for burst in group]
-    valid = [(text, start, end) for text, start, end in candidates if text is not None]
-    if len({text for text, _, _ in valid}) != 1:
-        return None
-    return Decoded("header", valid[0][0], valid[0][1], valid[-1][2], len(valid))
+def shown(raw: bytes) -> str:
+    """Return a burst's characters as text, ``?`` for each unreadable one."""
+    return raw.replace(b"\0", b"?").decode("latin-1")
+
+
+def differing_positions(first: bytes, second: bytes) -> list[int]:
+    """Return the 1-based positions where two bursts are not identical and readable."""
+    longest = max(len(first), len(second))
+    return [
+        i + 1
+        for i in range(longest)
+        if i >= len(first) or i >= len(second) or first[i] != second[i] or first[i] == 0
+    ]
+
+
+def _positions(positions: list[int]) -> str:
+    listed = ", ".join(map(str, positions[:MAX_LISTED_POSITIONS]))
+    extra = len(positions) - MAX_LISTED_POSITIONS
+    return f"{listed} and {extra} more" if extra > 0 else listed
+
+
+def _disagreement(raws: list[bytes]) -> str:
+    """Return why no two of a group's bursts are identical and readable."""
+    if len(raws) == 1:
+        unreadable = [i + 1 for i, c in enumerate(raws[0]) if c == 0]
+        note = f" (unreadable at positions {_positions(unreadable)})" if unreadable else ""
+        return f"only one burst received{note}; 11.33(a)(10) needs two identical bursts"
+    pairs = []
+    for i in range(len(raws)):
+        for j in range(i + 1, len(raws)):
+            positions = differing_positions(raws[i], raws[j])
+            pairs.append(f"bursts {i + 1} and {j + 1} differ at positions {_positions(positions)}")
+    return "no two bursts identical: " + "; ".join(pairs)
+
+
+def _problem(kind: str, text: str) -> str | None:
+    if kind == "eom":
+        return None if text == EOM_CODE else f"not an EOM: expected {EOM_CODE}, got {text!r}"
+    return header_problem(text)
+
+
+def judge(
+    kind: Literal["header", "eom"], group: list[RawBurst]
+) -> tuple[Decoded | None, list[Rejected]]:
+    """Apply 11.33(a)(10) to one message's bursts: the valid report, if any, and the refusals.
+
+    A text is valid when at least two bursts read it identically (no unreadable character)
+    and it is a well-formed header that ``SameHeader.parse`` accepts (or exactly ``NNNN``).
+    """
+    raws = [burst[1] for burst in group]
+    matched: bytes | None = None
+    for raw in raws:
+        if raw and 0 not in raw and raws.count(raw) >= MIN_MATCHING_BURSTS:
+            matched = raw
+            break
+    everything = tuple(shown(raw) for raw in raws)
+    if matched is None:
+        reason = _disagreement(raws)
+        return None, [Rejected(kind, everything, reason, group[0][2], group[-1][3])]
+    text = matched.decode("latin-1")
+    problem = _problem(kind, text)
+    members = [burst for burst in group if burst[1] == matched]
+    if problem is not None:
+        reason = f"{len(members)} identical bursts, but {problem}"
+        return None, [Rejected(kind, everything, reason, group[0][2], group[-1][3])]
+    decoded = Decoded(kind, text, members[0][2], members[-1][3], len(members))
+    odd = [
+        Rejected(
+            kind,
+            (shown(burst[1]),),
+            f"burst differs from the valid {kind} at positions "
+            f"{_positions(differing_positions(burst[1], matched))}",
+            burst[2],
+            burst[3],
+        )
+        for burst in group
+        if burst[1] != matched
+    ]
+    return decoded, odd
 
 
 class SameStreamDecoder:
@@ -154,14 +249,18 @@ class SameStreamDecoder:
 
     ``feed`` returns what became certain with that chunk, ``flush`` what remains at the end of
     the stream. Everything returned over a stream equals ``decode_pcm`` of the concatenated
-    chunks: offsets count from the stream's first sample. A header is reported once its
-    message has three bursts or no further burst can still belong to it.
+    chunks: offsets count from the stream's first sample. A message (the header bursts, or
+    the EOM bursts) is judged once it has three bursts, a burst of the other kind arrives, or
+    no further burst can still belong to it. ``on_rejected``, when given, receives every
+    group refused by the validity rule (see ``judge``), in the order they are judged.
     """
 
-    def __init__(self, sample_rate: int) -> None:
+    def __init__(self, sample_rate: int, *, on_rejected: RejectedHandler | None = None) -> None:
         self.sample_rate = _check_rate(sample_rate)
         self._demodulator = _Demodulator(self.sample_rate)
+        self._on_rejected = on_rejected
         self._group: list[RawBurst] = []
+        self._kind: Literal["header", "eom"] = "header"
         self._closed = False
 
     @property
@@ -175,23 +274,24 @@ class SameStreamDecoder:
         return end + (end - start) + round(GROUP_GAP_SECONDS * self.sample_rate)
 
     def _close_group(self, out: list[Decoded]) -> None:
-        if self._group:
-            report = _report(self._group)
-            if report is not None:
-                out.append(report)
-            self._group = []
+        if not self._group:
+            return
+        decoded, rejected = judge(self._kind, self._group)
+        self._group = []
+        if decoded is not None:
+            out.append(decoded)
+        if self._on_rejected is not None:
+            for item in rejected:
+                self._on_rejected(item)
 
     def _handle(self, events: list[RawBurst], out: list[Decoded]) -> None:
         for event in events:
-            kind, _, start, end = event
-            if kind == KIND_EOM:
+            kind: Literal["header", "eom"] = "eom" if event[0] == KIND_EOM else "header"
+            if self._group and (kind != self._kind or event[2] > self._deadline()):
                 self._close_group(out)
-                out.append(Decoded("eom", "NNNN", start, end, 1))
-                continue
-            if self._group and start > self._deadline():
-                self._close_group(out)
+            self._kind = kind
             self._group.append(event)
-            if len(self._group) == 3:
+            if len(self._group) == MAX_GROUP_BURSTS:
                 self._close_group(out)
 
     def feed(self, chunk: object) -> list[Decoded]:
@@ -205,7 +305,7 @@ class SameStreamDecoder:
         return out
 
     def flush(self) -> list[Decoded]:
-        """End the stream: report a burst cut off by the end and any header still pending."""
+        """End the stream: judge a burst cut off by the end and any message still pending."""
         if self._closed:
             return []
         self._closed = True
@@ -215,22 +315,26 @@ class SameStreamDecoder:
         return out
 
 
-def decode_pcm(samples: object, sample_rate: int) -> list[Decoded]:
-    """Decode every SAME header and EOM in a signal, in order of appearance.
+def decode_pcm(
+    samples: object, sample_rate: int, *, on_rejected: RejectedHandler | None = None
+) -> list[Decoded]:
+    """Decode every valid SAME header and EOM in a signal, in order of appearance.
 
     ``samples`` is 1-D, or 2-D (frames, channels) of which the first channel is used; integer
     samples are scaled by their full range, floats are used as they are. ``sample_rate`` must
-    be an int within 8000..96000 Hz.
+    be an int within 8000..96000 Hz. ``on_rejected`` receives the groups refused as invalid.
     """
-    decoder = SameStreamDecoder(sample_rate)
+    decoder = SameStreamDecoder(sample_rate, on_rejected=on_rejected)
     return decoder.feed(samples) + decoder.flush()
 
 
-def decode_file(path: str | os.PathLike[str]) -> list[Decoded]:
-    """Decode every SAME header and EOM in an audio file (WAV directly, others via ffmpeg)."""
+def decode_file(
+    path: str | os.PathLike[str], *, on_rejected: RejectedHandler | None = None
+) -> list[Decoded]:
+    """Decode every valid SAME header and EOM in an audio file (WAV directly, others via ffmpeg)."""
     samples, rate = read_audio(path)
     try:
-        return decode_pcm(samples, rate)
+        return decode_pcm(samples, rate, on_rejected=on_rejected)
     except ValueError as ex:
         raise AudioFileError(f"{os.fspath(path)}: {ex}") from None
 

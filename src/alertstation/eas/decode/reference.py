@@ -207,7 +207,7 @@ class ReferenceDemodulator:
             nnnn = self.chars.count(ord("N"))
             if nnnn >= 3:
                 self.state = HUNT
-                return (KIND_EOM, b"NNNN", self.burst_start, at + 1)
+                return (KIND_EOM, bytes(self.chars), self.burst_start, at + 1)
             if zczc >= 3:
                 self.state, self.plus_at = HEADER, -1
                 return None
