@@ -320,7 +320,7 @@ def test_the_checks_catch_what_they_are_for() -> None:
         Import(
             "alertstation.auth.resources", "alertstation.security.bans.service", 1, False, False
         ),
-        Import("alertstation.security.gate", "alertstation.auth.sessions", 1, False, True),
+        Import("alertstation.security.bans.gate", "alertstation.auth.sessions", 1, False, True),
     ]
     assert upward_imports(sideways) == []
     assert cycles(graph(sideways, "package")) == [["auth", "security"]]

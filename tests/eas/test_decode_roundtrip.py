@@ -18,7 +18,7 @@ import pytest
 
 from alertstation.eas import kernels
 from alertstation.eas.decode import Decoded, decode_pcm
-from alertstation.eas.same import EVENTS
+from alertstation.same import EVENTS
 
 RATES = [8000, 16000, 22050, 44100, 48000]
 HEADERS_PER_RATE = 40

@@ -30,8 +30,8 @@ import pytest
 
 from alertstation.eas import kernels
 from alertstation.eas.decode import _Demodulator, decode_pcm
-from alertstation.eas.decode_reference import KIND_EOM, KIND_HEADER
-from alertstation.eas.same import EVENTS, ORIGINATORS, SameHeader
+from alertstation.eas.decode.reference import KIND_EOM, KIND_HEADER
+from alertstation.same import EVENTS, ORIGINATORS, SameHeader
 from tests.support import SHARED_DATA, pg_required
 
 FloatArray = npt.NDArray[np.float32]

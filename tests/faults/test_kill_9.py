@@ -196,7 +196,9 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
     from alertstation.app import create_app
     from alertstation.db import make_engine
     from alertstation.db.engine import begin_write
-    from alertstation.eas import airing, onair, settings_airing
+    from alertstation.eas.airing import onair
+    from alertstation.eas.airing import queue as airing
+    from alertstation.eas.airing import settings as settings_airing
     from alertstation.eas.archive import AiredMessage
     from tests.support import make_settings
 

@@ -30,8 +30,8 @@ import orjson
 import pytest
 from sqlalchemy import create_engine, select
 
-from alertstation.alerts.poll_sources import AUDIT_TARGET
-from alertstation.alerts.poll_tables import poll_sources
+from alertstation.alerts.poll.sources import AUDIT_TARGET
+from alertstation.alerts.poll.tables import poll_sources
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
 from alertstation.audit.tables import audit_logs
 from alertstation.auth.sessions import COOKIE_NAME

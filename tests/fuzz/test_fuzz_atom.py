@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from alertstation.alerts.parsing import AlertParseError, parse_any
-from alertstation.alerts.poll_atom import AtomEntry, atom_entries, root_element
+from alertstation.alerts.poll.atom import AtomEntry, atom_entries, root_element
 from tests.fuzz.fuzzing import fuzz, mutated
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alertstation.eas.same import SameHeader
+from alertstation.same import SameHeader
 from tests.fuzz.fuzzing import fuzz
 
 VALID = [

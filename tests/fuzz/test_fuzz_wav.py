@@ -21,7 +21,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from alertstation.eas.audio import decode_wav
-from alertstation.eas.decode_io import AudioFileError, _NotNativeWav, parse_wav
+from alertstation.eas.decode.audio_io import AudioFileError, _NotNativeWav, parse_wav
 from alertstation.eas.voice import from_wav
 from tests.fuzz.fuzzing import fuzz, mutated
 

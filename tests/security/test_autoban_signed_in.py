@@ -8,8 +8,8 @@ import falcon.testing
 from sqlalchemy import Engine, select
 
 from alertstation.auth.sessions import COOKIE_NAME
-from alertstation.security.event_tables import security_events
-from alertstation.security.tables import ip_filters
+from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans.tables import ip_filters
 from tests.support import StationHarness as Station
 
 OFFICE = "198.51.100.40"  # an operator's office, behind one NAT address

@@ -11,8 +11,8 @@ from sqlalchemy import Engine, select
 from alertstation.audit.tables import audit_logs
 from alertstation.cli import main
 from alertstation.db.generations import read_generation
-from alertstation.security import removal
-from alertstation.security.tables import BANS_GENERATION
+from alertstation.security.bans import removal
+from alertstation.security.bans.tables import BANS_GENERATION
 from tests.support import StationHarness as Station
 
 BANNED = "203.0.113.77"

@@ -30,8 +30,8 @@ from alertstation.eas.decode.reference import (
     ReferenceDemodulator,
     reference_energies,
 )
-from alertstation.eas.same import EOM_CODE, SameHeader
 from alertstation.kernel_loader import load_kernel
+from alertstation.same import EOM_CODE, SameHeader
 
 __all__ = [
     "HAS_NATIVE",
