@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from alertstation.commands import CommandError, open_database
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -15,8 +17,6 @@ EXIT_PARTIAL = 1
 
 def _engine() -> Engine:
     """Return the station's engine, refusing a database that still needs migrating."""
-    from alertstation.commands import open_database
-
     return open_database()[1]
 
 
@@ -24,7 +24,6 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
     """Import CAP XML or JSON feed files; print one line per alert with its state."""
     from alertstation.alerts.service import ImportProblem, import_messages
     from alertstation.alerts.trust import trust_for
-    from alertstation.commands import CommandError, open_database
 
     settings, engine = open_database()
     trust = trust_for(settings)

@@ -6,13 +6,14 @@ import argparse
 import sys
 from typing import Any
 
+from alertstation.commands import CommandError
+
 EXIT_OK = 0
 EXIT_BROKEN = 1
 
 
 def _station_parts() -> tuple[Any, Any]:
     """Return (settings, engine) for a command, refusing a database that needs migrating."""
-    from alertstation.commands import CommandError
     from alertstation.db.engine import make_engine
     from alertstation.db.migrate import pending_revisions
     from alertstation.logs import configure_logging

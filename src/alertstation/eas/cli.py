@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from alertstation.commands import CommandError, Parser
 from alertstation.eas.decode.cli import add_decode_command
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ def _seconds(text: str) -> float:
 
 def cmd_eas_encode(args: argparse.Namespace) -> int:
     """Render a SAME message to a 16-bit mono WAV file."""
-    from alertstation.commands import CommandError
     from alertstation.eas import voice
     from alertstation.eas.audio import MAX_WAV_BYTES, render_message, write_wav
     from alertstation.same import SameHeader
@@ -140,8 +140,6 @@ def add_eas_commands(
     ``open_station`` returns a Station on the configured database (refused while migrations are
     pending); the application layer builds it, so this package never imports ``alertstation.app``.
     """
-    from alertstation.commands import Parser
-
     text = "Encode and decode SAME (EAS) messages."
     eas = sub.add_parser("eas", help=text, description=text)
     eas_sub = eas.add_subparsers(dest="eas_command", metavar="ACTION", parser_class=Parser)

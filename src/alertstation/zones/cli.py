@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from alertstation.commands import CommandError, open_database
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -39,14 +41,11 @@ class ProgressLine:
 
 def _station() -> tuple[Settings, Engine]:
     """Return (settings, engine), refusing a database that still needs migrating."""
-    from alertstation.commands import open_database
-
     return open_database()
 
 
 def cmd_zones_sync(args: argparse.Namespace) -> int:
     """Apply zone DBF files: the given ones, else every family the resolver finds."""
-    from alertstation.commands import CommandError
     from alertstation.zones.resolver import explicit_paths, resolve_dbf_paths
     from alertstation.zones.service import apply_files
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import IO, Any, Literal, TextIO
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from alertstation.commands import CommandError
+from alertstation.settings import Settings
 from alertstation.version import __version__
 
 DEFAULT_BASE = "https://www.weather.gov/gis"
@@ -710,8 +712,6 @@ def run_download(
     ``source`` is None for the agency, an http(s) URL of a mirror laid out like the agency's
     site, or a directory holding the ZIPs or DBFs. Each family is tried even when another fails.
     """
-    from alertstation.commands import CommandError
-
     out, err = out or sys.stdout, err or sys.stderr
     names = [get_family(name).name for name in families]
     if source is None or "://" in source:
@@ -736,8 +736,6 @@ def selected_families(args: argparse.Namespace) -> tuple[str, ...]:
 
 def cmd_zones_download(args: argparse.Namespace) -> int:
     """Download the zone DBFs into the assets directory (exit 1 when a family failed)."""
-    from alertstation.settings import Settings
-
     settings = Settings.from_env()
     return run_download(
         selected_families(args), settings.assets_dir, source=args.source, dry_run=args.dry_run

@@ -19,6 +19,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, delete, func, insert, select
 
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import AuditLedger
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
 from alertstation.db.types import utcnow
@@ -339,8 +341,6 @@ def _due_families(
 def _audit(conn: Connection, settings: Settings | None, actor: Any, report: SyncReport) -> None:
     if settings is None:
         return
-    from alertstation.audit.actor import Actor
-    from alertstation.audit.ledger import AuditLedger
 
     AuditLedger(settings.audit_ledger_key).record_config_update(
         conn, actor or Actor.system("zones"), AUDIT_SECTION, report.counts

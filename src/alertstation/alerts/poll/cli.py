@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from alertstation.commands import CommandError, open_database
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -23,15 +25,12 @@ EXIT_ALL_FAILED = 1
 
 
 def _open() -> tuple[Settings, Engine]:
-    from alertstation.commands import open_database
-
     return open_database()
 
 
 def cmd_poll(args: argparse.Namespace) -> int:
     """Poll every enabled source once (``--once``); print one line per source."""
     from alertstation.alerts.poll.poller import poller_for
-    from alertstation.commands import CommandError
 
     if not args.once:
         raise CommandError("say --once to poll every enabled source now (or see poll sources)")
@@ -182,8 +181,6 @@ def cmd_sources_disable(args: argparse.Namespace) -> int:
 
 
 def _find(find: Any, conn: Any, name_or_id: str) -> Any:
-    from alertstation.commands import CommandError
-
     try:
         return find(conn, name_or_id)
     except LookupError as ex:

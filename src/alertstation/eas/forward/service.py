@@ -35,6 +35,7 @@ from alertstation.eas.airing import onair
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.audio import render_message
 from alertstation.eas.forward.config import ForwardSettings, get_forward_settings
+from alertstation.eas.forward.rwt import run_schedule
 from alertstation.eas.forward.tables import eas_forward_airings
 from alertstation.eas.forward.translate import (
     ORIGINATOR,
@@ -109,8 +110,6 @@ def forward_job(station: Station) -> None:
 
 def rwt_job(station: Station) -> None:
     """Air the weekly test when it falls due (the leader's 30-second job)."""
-    from alertstation.eas.forward.rwt import run_schedule
-
     run_schedule(station)
 
 

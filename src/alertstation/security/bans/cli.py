@@ -11,6 +11,8 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from alertstation.commands import CommandError
+
 if TYPE_CHECKING:
     from alertstation.context import Station
 
@@ -48,7 +50,6 @@ def cmd_bans_list(args: argparse.Namespace) -> int:
 def cmd_bans_remove(args: argparse.Namespace) -> int:
     """Remove the blocklist entry of one address (or range), as the web unban does."""
     from alertstation.audit.actor import Actor
-    from alertstation.commands import CommandError
     from alertstation.security.bans.removal import remove_filter
     from alertstation.security.bans.service import list_filters
     from alertstation.security.bans.tables import BLOCKLIST
