@@ -13,7 +13,8 @@ from urllib.parse import urljoin, urlsplit
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.poll.atom import AtomEntry, atom_entries, root_element
 from tests.fuzz.fuzzing import fuzz, mutated
 

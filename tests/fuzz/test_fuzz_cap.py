@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from alertstation.alerts.cap import parse_cap_feed, parse_cap_xml
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.model import Alert, ParseProblem
-from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.parsing import AlertParseError
 from tests.fuzz.fuzzing import fuzz
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"

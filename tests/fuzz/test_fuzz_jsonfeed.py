@@ -18,9 +18,10 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.jsonfeed import parse_json_feed
 from alertstation.alerts.model import Alert, ParseProblem
-from alertstation.alerts.parsing import AlertParseError, parse_any
+from alertstation.alerts.parsing import AlertParseError
 from tests.fuzz.fuzzing import fuzz, mutated
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
