@@ -76,7 +76,7 @@ ANY_TEXT = TEXT | st.text(max_size=40)
 NOT_TEXT = st.none() | st.integers() | st.binary(max_size=8) | st.floats() | st.lists(st.integers())
 
 
-@fuzz(250)
+@fuzz(150)
 @given(peer=st.none() | ANY_TEXT, forwarded=st.none() | ANY_TEXT, trust_peer=st.booleans())
 @example(peer="[::1]:99999", forwarded="1.2.3.4", trust_peer=True)
 def test_client_address_is_always_a_real_address(
@@ -91,7 +91,7 @@ def test_client_address_is_always_a_real_address(
     assert forwarded_scheme(peer, forwarded, "http", trusted) in ("http", "https")
 
 
-@fuzz(250)
+@fuzz(150)
 @given(value=ANY_TEXT | NOT_TEXT)
 def test_ban_table_parsing_answers_or_raises_value_error(value: object) -> None:
     for parse in (bantable.parse_network, bantable.parse_address, bantable.normalise):
@@ -112,7 +112,7 @@ def test_ban_table_parsing_answers_or_raises_value_error(value: object) -> None:
         assert ex.status == 422 and ex.message
 
 
-@fuzz(200)
+@fuzz(120)
 @given(values=st.lists(ANY_TEXT | NOT_TEXT, max_size=8), query=ANY_TEXT | NOT_TEXT)
 def test_the_kernel_never_raises_and_never_accepts_what_ipaddress_refuses(
     values: list[object], query: object
@@ -132,7 +132,7 @@ def test_the_kernel_never_raises_and_never_accepts_what_ipaddress_refuses(
     assert table.find_keys(addr_keys).shape == (len(values),)
 
 
-@fuzz(150)
+@fuzz(80)
 @given(parts=st.lists(ANY_TEXT, max_size=5))
 @example(parts=["10.0.0.0/8", "fe80::1%eth0"])
 def test_trusted_proxies_parse_or_raise_settings_error(parts: list[str]) -> None:
