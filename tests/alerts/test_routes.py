@@ -47,6 +47,12 @@ def store(station: StationHarness, name: str, day: str | None = None, tag: str =
     assert all(getattr(r, "outcome", "") == "stored" for r in results), results
 
 
+@pytest.fixture(autouse=True)
+def noon_today(station: StationHarness) -> None:
+    """Put the clock at 12:00 UTC of the real date (never more than 12 hours from now)."""
+    station.clock.now = station.clock.now.replace(hour=12, minute=0, second=0)
+
+
 def today(station: StationHarness) -> str:
     """Return the clock's date: sample alerts moved there are active at 12:00 UTC."""
     return station.clock().date().isoformat()

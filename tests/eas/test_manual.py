@@ -132,7 +132,7 @@ def test_send_archives_the_message_and_audits(
     message = result.json["message"]
     header = SameHeader.parse(message["header"])
     assert header.event == "RWT" and header.locations == ("051059", "051107")
-    assert header.issued_code == "3251200"  # the harness clock: 2026-11-21 12:00 UTC
+    assert header.issued_code == station.clock.now.strftime("%j%H%M")  # the harness clock
     assert message["aired_by"] == "ops"
     assert message["queue"] == result.json["queue"]
     assert message["queue"]["state"] == "queued" and message["queue"]["position"] == 1

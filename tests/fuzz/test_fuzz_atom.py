@@ -72,7 +72,7 @@ def feeds(draw: st.DrawFn) -> bytes:
     return HEAD + b"".join(entries) + b"</feed>"
 
 
-@fuzz(120)
+@fuzz(80)
 @given(body=feeds())
 @example(body=HEAD + b'<entry><link href="http://[::1"/></entry></feed>')
 @example(body=HEAD + b'<entry><link href="https://a.example.org:99999/x"/></entry></feed>')
@@ -80,7 +80,7 @@ def test_feeds_with_any_links_give_usable_entries(body: bytes) -> None:
     _check_links(atom_entries(body))
 
 
-@fuzz(100)
+@fuzz(70)
 @given(body=mutated(ATOM, most=3))
 def test_mutated_feed_gives_entries_an_error_or_none(body: bytes) -> None:
     answer = atom_entries(body)
@@ -92,7 +92,7 @@ def test_mutated_feed_gives_entries_an_error_or_none(body: bytes) -> None:
         assert str(ex)
 
 
-@fuzz(100)
+@fuzz(70)
 @given(body=st.binary(max_size=200) | st.text(max_size=100).map(str.encode))
 def test_random_bodies_are_not_atom(body: bytes) -> None:
     answer = atom_entries(body)

@@ -110,7 +110,7 @@ def _check(entries: list[Alert | ParseProblem]) -> None:
             assert isinstance(entry, ParseProblem) and entry.reason
 
 
-@fuzz(100)
+@fuzz(80)
 @given(document=rewritten())
 def test_any_field_value_gives_an_alert_or_the_parse_error(document: bytes) -> None:
     try:

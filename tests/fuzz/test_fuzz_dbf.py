@@ -69,7 +69,7 @@ def _load(family: str, data: bytes) -> None:
 
 
 @pytest.mark.parametrize("sample", sorted(SAMPLES))
-@fuzz(80)
+@fuzz(50)
 @given(data=st.data())
 def test_mutated_tables_load_or_fail_with_value_error(sample: str, data: st.DataObject) -> None:
     original = SAMPLES[sample]
@@ -80,7 +80,7 @@ def test_mutated_tables_load_or_fail_with_value_error(sample: str, data: st.Data
     _load(family, data.draw(mutated(original, protect=protect, most=3)))
 
 
-@fuzz(60)
+@fuzz(40)
 @given(data=st.binary(max_size=300), family=st.sampled_from(sorted(FILE_NAMES)))
 def test_random_bytes_fail_with_value_error(data: bytes, family: str) -> None:
     _load(family, data)
@@ -89,7 +89,7 @@ def test_random_bytes_fail_with_value_error(data: bytes, family: str) -> None:
 FIELD_TYPES = st.sampled_from([bytes([t]) for t in b"CNFLDMBGPIYTO@+0V\x00 Q"])
 
 
-@fuzz(60)
+@fuzz(40)
 @given(
     data=st.data(),
     sample=st.sampled_from(sorted(SAMPLES)),

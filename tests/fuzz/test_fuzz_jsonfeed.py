@@ -111,7 +111,7 @@ def single_alerts(draw: st.DrawFn) -> bytes:
     return json.dumps(document).encode()
 
 
-@fuzz(120)
+@fuzz(90)
 @given(body=single_alerts())
 @example(body=json.dumps({"properties": {"sent": "2025-06-01T03:04:00-05:00"}}).encode())
 @example(body=json.dumps({"@id": "http://[::1", "sent": 1, "messageType": "Alert"}).encode())
@@ -119,7 +119,7 @@ def test_single_alert_forms_give_entries_or_the_parse_error(body: bytes) -> None
     _parse_everywhere(body)
 
 
-@fuzz(120)
+@fuzz(90)
 @given(body=mutated(FEED_BYTES, most=3))
 def test_mutated_feed_bytes_through_every_json_media_type(body: bytes) -> None:
     _parse_everywhere(body)

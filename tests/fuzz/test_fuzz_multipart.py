@@ -170,7 +170,7 @@ UNDECODABLE_DISPOSITION = (
 UNDECODABLE_TYPE = _with_header("manual_event", b"Content-Type: text/\xe9t\xe9\r\n")
 
 
-@fuzz(100)
+@fuzz(60)
 @given(case=damaged_forms())
 @example(case=UNDECODABLE_DISPOSITION)
 @example(case=UNDECODABLE_TYPE)

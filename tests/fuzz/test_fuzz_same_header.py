@@ -62,7 +62,7 @@ def edited(draw: st.DrawFn) -> str:
     return "".join(chars)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(text=edited())
 @example(text="ZCZC-WXR-TOR-039173+00\u00b230-1241720-KCLE/NWS-")
 @example(text="ZCZC-WXR-TOR-0391\u00b23+0030-1241720-KCLE/NWS-")
@@ -71,7 +71,7 @@ def test_edited_headers_parse_back_or_fail_with_value_error(text: str) -> None:
     _check(text)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(
     text=st.text(alphabet=HEADER_ALPHABET, max_size=80).map(lambda t: "ZCZC-" + t)
     | st.text(max_size=60)

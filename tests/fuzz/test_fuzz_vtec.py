@@ -49,7 +49,7 @@ SENT = st.none() | st.datetimes(
 )
 
 
-@fuzz(150)
+@fuzz(100)
 @given(text=SHAPED, sent=SENT, padding=st.sampled_from(["", " ", "\n", "\t "]))
 @example(text="/O.NEW.KOUN.SV.W.0000.000000T0000Z-000000T0000Z/", sent=None, padding="")
 @example(text="/O.CAN.KOUN.SV.W.9999.991231T2359Z-000101T0000Z/", sent=None, padding="")
@@ -71,7 +71,7 @@ def test_shaped_strings_give_a_vtec_or_value_error(
         assert (key.office, key.etn) == (vtec.office, vtec.etn) and 2000 <= key.year <= 2099
 
 
-@fuzz(80)
+@fuzz(60)
 @given(
     values=st.lists(
         SHAPED | st.text(max_size=12) | st.none() | st.integers() | st.binary(max_size=4),

@@ -124,13 +124,13 @@ SHORT_FMT_LAST = ([(b"data", b"\x00" * 8), (b"fmt ", b"\x01\x00\x01\x00")], {1: 
 SHORT_FMT_ONLY = ([(b"fmt ", b"\x01\x00")], {0: 16})
 
 
-@fuzz(100)
+@fuzz(80)
 @given(data=st.data())
 def test_uploaded_mutated_wavs_decode_or_fail_with_value_error(data: st.DataObject) -> None:
     _read(_mutated_sample(data))
 
 
-@fuzz(120)
+@fuzz(80)
 @given(chunks=CHUNK_LISTS, sizes=DECLARED_SIZES)
 @example(*SHORT_FMT_LAST)
 @example(*SHORT_FMT_ONLY)
@@ -146,7 +146,7 @@ def test_uploaded_chunk_lists_decode_or_fail_with_value_error(
     reason="eas/decode_io.py (the SAME decoder's WAV reader, not ours to edit): a fmt chunk "
     "that claims more bytes than the file holds escapes as struct.error, not AudioFileError",
 )
-@fuzz(120)
+@fuzz(80)
 @given(data=st.data(), chunks=CHUNK_LISTS, sizes=DECLARED_SIZES)
 @example(data=None, chunks=SHORT_FMT_LAST[0], sizes=SHORT_FMT_LAST[1])
 @example(data=None, chunks=SHORT_FMT_ONLY[0], sizes=SHORT_FMT_ONLY[1])

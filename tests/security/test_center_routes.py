@@ -29,9 +29,18 @@ OVERVIEW = "/security/overview"
 AGENT = "Mozilla/5.0 (X11; Linux x86_64) probe/1.0"
 
 
+def z(moment: datetime) -> str:
+    """Format a UTC time as the API does."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 @pytest.fixture(autouse=True)
 def ledger_on_station_clock(station: Station, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stamp audit rows with the station's clock, as they are in production (one clock)."""
+    """Stamp audit rows with the station's clock, as they are in production (one clock).
+
+    The clock starts on the current whole hour, so hour buckets fall where the tests expect.
+    """
+    station.clock.now = station.clock.now.replace(minute=0, second=0)
     monkeypatch.setattr("alertstation.audit.ledger.utcnow", station.clock)
 
 
@@ -121,7 +130,7 @@ def test_overview_counts_the_last_24_hours(station: Station, admin: SignedIn) ->
     at(station, t0)
 
     report = overview(admin)
-    assert report["generated_at"] == "2026-11-21T12:00:00Z"
+    assert report["generated_at"] == z(t0)
     assert report["metrics"] == {
         "failed_logins_24h": 4,
         "ips_banned_24h": 4,  # .3, .50, .51 and the range
@@ -172,6 +181,7 @@ def test_overview_window_edges_move_with_the_clock(station: Station, admin: Sign
 def test_viewer_sees_the_overview_but_not_the_daemon_error(
     station: Station, admin: SignedIn, engine: Engine, tmp_path: Path
 ) -> None:
+    t0 = station.clock()
     station.add_user("watcher", "viewer")
     viewer = station.sign_in("watcher", remote_addr="198.51.100.20")
     add(admin, "192.0.2.7")
@@ -191,7 +201,7 @@ def test_viewer_sees_the_overview_but_not_the_daemon_error(
     assert seen_by_admin["error"], "the admin sees the daemon's own words"
     assert seen_by_admin["mirrorable"] == 1 and seen_by_admin["firewall_pending"] == 1
     assert seen_by_admin["mirrored"] == 0
-    assert seen_by_admin["checked_at"] == "2026-11-21T12:00:00Z"
+    assert seen_by_admin["checked_at"] == z(t0)
 
     answer = viewer.request("GET", OVERVIEW)
     assert answer.status_code == 200
@@ -203,10 +213,10 @@ def test_viewer_sees_the_overview_but_not_the_daemon_error(
 
     # The probe is remembered: a later request reuses it until the ban list changes.
     station.clock.advance(seconds=30)
-    assert overview(admin)["enforcement"]["host_firewall"]["checked_at"] == ("2026-11-21T12:00:00Z")
+    assert overview(admin)["enforcement"]["host_firewall"]["checked_at"] == z(t0)
     add(admin, "192.0.2.8")
     moved = overview(admin)["enforcement"]["host_firewall"]
-    assert moved["checked_at"] == "2026-11-21T12:00:30Z" and moved["firewall_pending"] == 2
+    assert moved["checked_at"] == z(t0 + timedelta(seconds=30)) and moved["firewall_pending"] == 2
 
 
 def test_traffic_tab_buckets_top_addresses_and_recent_events(
@@ -240,8 +250,8 @@ def test_traffic_tab_buckets_top_addresses_and_recent_events(
     data = answer.json
     assert (data["days"], data["since"], data["until"]) == (
         1,
-        "2026-11-20T12:00:00Z",
-        "2026-11-21T12:00:00Z",
+        z(t0 - timedelta(days=1)),
+        z(t0),
     )
     assert data["total"] == 5 and data["addresses"] == 2
     assert data["kinds"] == {
@@ -253,13 +263,13 @@ def test_traffic_tab_buckets_top_addresses_and_recent_events(
         "auto_ban": 0,
     }
     hours = {bucket["hour"]: bucket for bucket in data["hours"]}
-    assert len(data["hours"]) == 25, "12:00 yesterday up to the current hour, 12:00 today"
+    assert len(data["hours"]) == 25, "this hour yesterday up to the current hour"
     assert sum(bucket["total"] for bucket in data["hours"]) == 5
-    assert hours["2026-11-20T12:00:00Z"]["kinds"] == {"flood": 1}
-    assert hours["2026-11-21T10:00:00Z"]["kinds"] == {"flood": 2}
-    assert hours["2026-11-21T11:00:00Z"]["kinds"] == {"malicious_request": 1}
-    assert hours["2026-11-21T12:00:00Z"] == {
-        "hour": "2026-11-21T12:00:00Z",
+    assert hours[z(t0 - timedelta(days=1))]["kinds"] == {"flood": 1}
+    assert hours[z(t0 - timedelta(hours=2))]["kinds"] == {"flood": 2}
+    assert hours[z(t0 - timedelta(hours=1))]["kinds"] == {"malicious_request": 1}
+    assert hours[z(t0)] == {
+        "hour": z(t0),
         "total": 1,
         "kinds": {"api_abuse": 1},
     }
@@ -269,7 +279,7 @@ def test_traffic_tab_buckets_top_addresses_and_recent_events(
     assert first["kinds"] == {"flood": 2, "malicious_request": 1}
     assert first["banned"] is False and first["banned_by"] is None
     assert first["location"]["city"] == "Mountain View" and first["location"]["flag"] == "US"
-    assert first["last_seen"] == "2026-11-21T11:30:00Z"
+    assert first["last_seen"] == z(t0 - timedelta(minutes=30))
     assert second["address"] == flooder and second["banned_by"] == "203.0.113.0/24"
     assert "location" not in second, "the test database does not hold that address"
 
@@ -311,7 +321,7 @@ def test_malicious_logins_tab_counts_per_address_with_ban_state(
     assert top["address"] == "203.0.113.9" and top["failures"] == 3
     assert top["usernames"] == ["root", "admin"] and top["username_count"] == 2
     assert top["banned"] is True and top["banned_by"] == "203.0.113.0/24"
-    assert top["last_attempt"] == "2026-11-21T10:00:00Z"
+    assert top["last_attempt"] == z(t0 - timedelta(hours=2))
     others = {item["address"]: item for item in data["by_address"][1:]}
     assert others["198.51.100.77"]["banned"] is False
     newest = data["recent"][0]
@@ -319,7 +329,7 @@ def test_malicious_logins_tab_counts_per_address_with_ban_state(
     assert newest["reason"] == "login_not_allowed"
     bob = [item for item in data["recent"] if item["username"] == "bob"]
     assert bob[0]["reason"] == "invalid_credentials" and bob[0]["user_agent"] == "Firefox"
-    assert bob[0]["at"] == "2026-11-21T11:00:00Z"
+    assert bob[0]["at"] == z(t0 - timedelta(hours=1))
 
     station.clock.advance(days=1)
     admin = station.sign_in("boss", remote_addr=ADMIN_IP)  # the first session idled out
