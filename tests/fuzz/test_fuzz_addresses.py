@@ -27,7 +27,7 @@ from alertstation._native import cidr as native_cidr
 from alertstation.errors import Invalid
 from alertstation.http.client_address import client_address, forwarded_scheme, parse_address
 from alertstation.security import bantable
-from alertstation.security.entries import check_value
+from alertstation.security.bans.entries import check_value
 from alertstation.settings import SettingsError, parse_networks
 from tests.fuzz.fuzzing import fuzz
 
