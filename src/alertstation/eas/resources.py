@@ -14,6 +14,7 @@ from alertstation.eas.airing import onair
 from alertstation.eas.airing import queue as airing
 from alertstation.errors import BadRequest, Invalid, NotFound
 from alertstation.http.bodies import json_object
+from alertstation.http.uploads import UploadTooLarge, is_multipart, read_limited
 from alertstation.same import EVENTS, ORIGINATORS
 
 _TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text")
@@ -25,7 +26,7 @@ def read_composition(
     req: falcon.Request, station: Station
 ) -> tuple[manual.Composition, np.ndarray | None]:
     """Read an activation from JSON or from a multipart form with an optional ``audio`` WAV."""
-    if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
+    if not is_multipart(req):
         return manual.compose(json_object(req), station.clock()), None
     body: dict[str, Any] = {}
     audio: bytes | None = None
@@ -33,9 +34,10 @@ def read_composition(
         if part.name == "audio":
             if audio is not None:
                 raise BadRequest("Send at most one audio file.")
-            data = part.stream.read(manual.MAX_UPLOAD_BYTES + 1)
-            if len(data) > manual.MAX_UPLOAD_BYTES:
-                raise Invalid("audio: the WAV file is too large", field="audio")
+            try:
+                data = read_limited(part.stream, manual.MAX_UPLOAD_BYTES)
+            except UploadTooLarge:
+                raise Invalid("audio: the WAV file is too large", field="audio") from None
             audio = data or None  # an empty file input sends an empty part
         elif part.name in _TEXT_FIELDS:
             body[part.name] = part.get_text()

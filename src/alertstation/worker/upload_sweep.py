@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from alertstation.http.uploads import STAGING_PREFIX
 from alertstation.security.geoip.lookup import geoip_dir
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("alertstation.worker")
 
-PREFIX: Final[str] = ".upload-"
+PREFIX: Final[str] = STAGING_PREFIX
 MAX_AGE: Final[float] = 3600.0
 INTERVAL: Final[float] = 3600.0
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any, BinaryIO
 
 from sqlalchemy import Connection, func, select
 
+from alertstation.http.uploads import copy_limited, staging_folder
 from alertstation.settings import Settings
 from alertstation.zones.catalog import ZoneCatalog
 from alertstation.zones.loader import FAMILIES, ZoneRecord, detect_family, family_from_name
@@ -22,7 +21,6 @@ from alertstation.zones.tables import county_fips
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}\.dbf$", re.IGNORECASE)
-_CHUNK = 1 << 16
 
 # Marine zone code prefixes (first two letters) and the waters they cover, for the picker.
 MARINE_AREAS = {
@@ -118,30 +116,15 @@ def receive_upload(stream: BinaryIO, assets_dir: Path, filename: str | None) -> 
     only then move into place; a bad upload leaves the assets directory as it was.
     """
     name = upload_name(filename)
-    assets_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=assets_dir))
-    try:
+    with staging_folder(assets_dir) as staging:
         staged = staging / name
-        if _copy_limited(stream, staged, MAX_UPLOAD_BYTES) == 0:
+        if copy_limited(stream, staged, MAX_UPLOAD_BYTES) == 0:
             raise ValueError("the uploaded file is empty")
         family = family_from_name(name) or detect_family(staged)
         load_files({family: staged})
         target = assets_dir / name
         os.replace(staged, target)
         return family, target
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _copy_limited(stream: BinaryIO, target: Path, limit: int) -> int:
-    size = 0
-    with target.open("wb") as out:
-        while chunk := stream.read(_CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise ValueError(f"the file is larger than the {limit // (1024 * 1024)} MiB limit")
-            out.write(chunk)
-    return size
 
 
 def search_zones(

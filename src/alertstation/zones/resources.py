@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import falcon
 
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
-from alertstation.errors import BadRequest, Invalid, ServiceUnavailable, UnsupportedMediaType
+from alertstation.errors import Invalid, ServiceUnavailable
+from alertstation.http.uploads import one_file, require_multipart
 from alertstation.zones import split_known, validate_zone_codes
 from alertstation.zones.admin import (
     MAX_UPLOAD_BYTES,
@@ -74,22 +76,16 @@ class ZonesUpload:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
-            raise UnsupportedMediaType("Send the file as multipart/form-data in a field 'file'.")
+        require_multipart(req)
         station = self._station
-        installed = None
-        for part in req.get_media():
-            if part.name != "file":
-                continue
-            if installed is not None:
-                raise BadRequest("Send exactly one file.")
+
+        def receive(part: Any) -> tuple[str, Path]:
             try:
-                installed = receive_upload(part.stream, station.settings.assets_dir, part.filename)
+                return receive_upload(part.stream, station.settings.assets_dir, part.filename)
             except ValueError as ex:
                 raise Invalid(str(ex), code="invalid_dbf") from ex
-        if installed is None:
-            raise BadRequest("No file was sent in the field 'file'.")
-        family, path = installed
+
+        family, path = one_file(req, receive)
         try:
             report = apply_files(
                 station.engine,

@@ -50,6 +50,7 @@ from alertstation.errors import (
     UnsupportedMediaType,
 )
 from alertstation.http.bodies import json_object
+from alertstation.http.uploads import UploadTooLarge, one_file, read_limited
 
 log = logging.getLogger("alertstation.alerts.poll.poller")
 
@@ -66,7 +67,6 @@ RAW_TYPES = (
     "application/geo+json",
     "application/octet-stream",
 )
-_CHUNK = 64 * 1024
 
 
 class TriggerPoll:
@@ -97,14 +97,10 @@ class TriggerPoll:
 
 
 def _read_limited(stream: Any, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := stream.read(_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"The file is larger than the {limit}-byte limit.")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return read_limited(stream, limit)
+    except UploadTooLarge:
+        raise PayloadTooLarge(f"The file is larger than the {limit}-byte limit.") from None
 
 
 def _upload_name(name: str | None) -> str:
@@ -117,16 +113,9 @@ def read_upload(req: falcon.Request, limit: int = IMPORT_MAX_BYTES) -> tuple[byt
     """Return the uploaded file and its name: multipart field ``file`` or a raw XML/JSON body."""
     content_type = (req.content_type or "").split(";")[0].strip().lower()
     if content_type == falcon.MEDIA_MULTIPART:
-        found: tuple[bytes, str] | None = None
-        for part in req.get_media():
-            if part.name != "file":
-                continue
-            if found is not None:
-                raise BadRequest("Send exactly one file.")
-            found = (_read_limited(part.stream, limit), _upload_name(part.filename))
-        if found is None:
-            raise BadRequest("No file was sent in the field 'file'.")
-        data, name = found
+        data, name = one_file(
+            req, lambda part: (_read_limited(part.stream, limit), _upload_name(part.filename))
+        )
     elif content_type in RAW_TYPES:
         data, name = _read_limited(req.bounded_stream, limit), "request body"
     else:

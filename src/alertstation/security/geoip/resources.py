@@ -11,8 +11,6 @@ MaxMind DB metadata is accepted with a note. Each upload is audited as ``config.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,7 +19,14 @@ import falcon
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.errors import BadRequest, Invalid, UnsupportedMediaType
+from alertstation.errors import Invalid
+from alertstation.http.uploads import (
+    UploadTooLarge,
+    copy_limited,
+    one_file,
+    require_multipart,
+    staging_folder,
+)
 from alertstation.security.geoip.lookup import (
     AUDIT_FIELDS,
     NotMaxMindDatabase,
@@ -38,21 +43,7 @@ from alertstation.security.geoip.lookup import (
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 AUDIT_SECTION = "geoip"
 READER_MISSING_NOTE = "accepted; install geoip2 for lookups to resolve"
-_CHUNK = 1024 * 1024
 _PROBES = {"City": "city", "Country": "country", "ASN": "asn"}
-
-
-def _copy_limited(stream: BinaryIO, target: Path, limit: int) -> int:
-    size = 0
-    with target.open("wb") as out:
-        while chunk := stream.read(_CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise NotMaxMindDatabase(
-                    f"the file is larger than the {limit // (1024 * 1024)} MiB limit"
-                )
-            out.write(chunk)
-    return size
 
 
 def validate_database(path: Path) -> tuple[str, bool]:
@@ -86,19 +77,18 @@ def validate_database(path: Path) -> tuple[str, bool]:
 
 def install_upload(stream: BinaryIO, data_dir: Path) -> tuple[str, str, bool]:
     """Check and install an uploaded database; return its kind, its slot and reader-checked."""
-    folder = geoip_dir(data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=folder))
-    try:
+    with staging_folder(geoip_dir(data_dir)) as staging:
         staged = staging / "upload.mmdb"
-        if _copy_limited(stream, staged, MAX_UPLOAD_BYTES) == 0:
+        try:
+            size = copy_limited(stream, staged, MAX_UPLOAD_BYTES)
+        except UploadTooLarge as ex:
+            raise NotMaxMindDatabase(str(ex)) from None
+        if size == 0:
             raise NotMaxMindDatabase("the uploaded file is empty")
         kind, checked = validate_database(staged)
         slot = slot_of(kind)
         os.replace(staged, slot_path(data_dir, slot))
         return kind, slot, checked
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _listing(data_dir: Path) -> dict[str, Any]:
@@ -128,23 +118,17 @@ class GeoipUpload:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not (req.content_type or "").startswith(falcon.MEDIA_MULTIPART):
-            raise UnsupportedMediaType("Send the file as multipart/form-data in a field 'file'.")
+        require_multipart(req)
         station = self._station
         data_dir = station.settings.data_dir
-        result = None
-        for part in req.get_media():
-            if part.name != "file":
-                continue
-            if result is not None:
-                raise BadRequest("Send exactly one file.")
+
+        def receive(part: Any) -> tuple[str, str, bool]:
             try:
-                result = install_upload(part.stream, data_dir)
+                return install_upload(part.stream, data_dir)
             except NotMaxMindDatabase as ex:
                 raise Invalid(str(ex), code="invalid_geoip_database", field="file") from None
-        if result is None:
-            raise BadRequest("No file was sent in the field 'file'.")
-        kind, slot, checked = result
+
+        kind, slot, checked = one_file(req, receive)
         with begin_write(station.engine) as conn:
             station.ledger.record_config_update(
                 conn, Actor.from_request(req), AUDIT_SECTION, [AUDIT_FIELDS[slot]]
