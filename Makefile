@@ -19,7 +19,7 @@ help: ## List the targets
 
 $(STAMP): setup.py pyproject.toml VERSION
 	@python=$$(scripts/bootstrap-python.sh | tail -n 1) && "$$python" -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip 'setuptools>=68' wheel 'Cython>=3,<4' 'numpy>=1.26'
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77' wheel 'Cython>=3,<4' 'numpy>=1.26'
 	$(PY) -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 

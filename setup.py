@@ -34,15 +34,30 @@ def native_extensions() -> list[Extension]:
     )
 
 
-def data_files_under(folder: str) -> list[str]:
-    """List every file below a package folder, relative to it, for package_data."""
-    base = ROOT / folder
-    return [
-        str(path.relative_to(base))
-        for path in base.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    ]
+def data_packages(package: str, folder: str) -> dict[str, str]:
+    """Map ``folder`` and each folder below it to a package name, for package_dir.
 
+    Every folder that ships files is declared as a package of its own, so its files are package
+    data of a named package rather than data that setuptools has to guess at.
+    """
+    base = ROOT / folder
+    folders = [base, *sorted(p for p in base.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+    return {
+        ".".join([package, *path.relative_to(base).parts]): str(path.relative_to(ROOT))
+        for path in folders
+    }
+
+
+def files_in(folder: str) -> list[str]:
+    """List the data files directly in ``folder`` (Python modules and bytecode are not data)."""
+    return sorted(
+        path.name
+        for path in (ROOT / folder).iterdir()
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    )
+
+
+WEB = data_packages("alertstation.web", "web")
 
 setup(
     version=VERSION,
@@ -51,19 +66,19 @@ setup(
         "alertstation._native": "src/_native",
         "alertstation.migrations": "migrations",
         "alertstation.migrations.versions": "migrations/versions",
-        "alertstation.web": "web",
+        **WEB,
     },
     packages=[
         *find_packages("src", exclude=["_native*"]),
         "alertstation._native",
         "alertstation.migrations",
         "alertstation.migrations.versions",
-        "alertstation.web",
+        *WEB,
     ],
     package_data={
         "alertstation._native": ["*.pyi", "*.pxd", "py.typed"],
         "alertstation.migrations": ["script.py.mako"],
-        "alertstation.web": data_files_under("web"),
+        **{name: files_in(folder) for name, folder in WEB.items()},
     },
     ext_modules=native_extensions(),
     zip_safe=False,

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import IO, Any, Literal, TextIO
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from tqdm import tqdm
+
 from alertstation.commands import CommandError
 from alertstation.settings import Settings
 from alertstation.version import __version__
@@ -186,14 +188,14 @@ class _GuardedRedirects(urllib.request.HTTPRedirectHandler):
 
 
 class ProgressBar:
-    """Draw bytes done out of the total, with a percentage, on one line of a text stream.
+    """Show bytes done out of the total while a file downloads (tqdm on a terminal).
 
-    On a terminal the line is redrawn as data arrives; elsewhere (logs, pipes) only the final
+    On a terminal a tqdm bar is redrawn as data arrives; elsewhere (logs, pipes) only the final
     state is written, so a log gets one line per download instead of hundreds.
     """
 
     def __init__(
-        self, label: str, stream: TextIO, *, interactive: bool | None = None, width: int = 30
+        self, label: str, stream: TextIO, *, interactive: bool | None = None, width: int = 80
     ) -> None:
         self.label = label
         self.stream = stream
@@ -201,27 +203,38 @@ class ProgressBar:
         self.width = width
         self.total: int | None = None
         self.done = 0
-        self._shown: int | None = None
+        self._bar: tqdm[Any] | None = None
 
     def start(self, total: int | None) -> None:
         """Begin a download of ``total`` bytes (None when the server did not say)."""
-        self.total, self.done, self._shown = total, 0, None
-        self.update(0)
+        self.total, self.done = total, 0
+        if self.interactive:
+            self._bar = tqdm(
+                total=total,
+                desc=self.label,
+                file=self.stream,
+                ncols=self.width,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                mininterval=0.1,
+                leave=True,
+            )
 
     def update(self, done: int) -> None:
-        """Record ``done`` bytes; redraw on a terminal when the shown figure changes."""
+        """Record ``done`` bytes; the bar redraws itself on a terminal."""
+        if self._bar is not None and done > self.done:
+            self._bar.update(done - self.done)
         self.done = done
-        step = self.percent() if self.total else done // (1024 * 1024)
-        if self.interactive and step != self._shown:
-            self._shown = step
-            self.stream.write("\r" + self.render())
-            self.stream.flush()
 
     def finish(self) -> None:
         """End the line with the final state."""
-        prefix = "\r" if self.interactive else ""
-        self.stream.write(prefix + self.render() + "\n")
-        self.stream.flush()
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        else:
+            self.stream.write(self.render() + "\n")
+            self.stream.flush()
 
     def percent(self) -> int:
         """Return the whole percentage done, 0 when the total is unknown."""
@@ -230,13 +243,11 @@ class ProgressBar:
         return min(100, self.done * 100 // self.total)
 
     def render(self) -> str:
-        """Return the bar as text, e.g. ``z_18mr25.zip [#####-----]  50% 1.2 MB/2.4 MB``."""
+        """Return the final state as text, e.g. ``z_18mr25.zip 100% 2.4 MB/2.4 MB``."""
         if not self.total:
             return f"{self.label} {format_bytes(self.done)}"
-        filled = self.width * self.percent() // 100
-        bar = "#" * filled + "-" * (self.width - filled)
         sizes = f"{format_bytes(self.done)}/{format_bytes(self.total)}"
-        return f"{self.label} [{bar}] {self.percent():3d}% {sizes}"
+        return f"{self.label} {self.percent():3d}% {sizes}"
 
 
 def _isatty(stream: TextIO) -> bool:
