@@ -59,13 +59,17 @@ test: test-deps build lint ## Install test needs, lint, and run the whole suite 
 bench-deps: ## Install the system packages the benchmarks need (peers, PostgreSQL)
 	scripts/install-bench-deps.sh
 
+# The report is printed even when a benchmark failed; the run still fails.
 bench: bench-deps build ## Benchmark on SQLite and PostgreSQL; print ours vs the peer, ratio
-	@mkdir -p .benchmarks
+	@mkdir -p .benchmarks && rm -f .benchmarks/latest.json
+	status=0; \
 	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 ALERTSTATION_BENCH_NO_SKIPS=1 \
 	  $(PY) scripts/pg_throwaway.py -- \
 	  $(PY) -m pytest benchmarks --benchmark-only \
-	  --benchmark-json=.benchmarks/latest.json -p no:cacheprovider -q $(PYTEST_ARGS)
-	$(PY) benchmarks/report.py .benchmarks/latest.json
+	  --benchmark-json=.benchmarks/latest.json -p no:cacheprovider -q $(PYTEST_ARGS) \
+	  || status=$$?; \
+	$(PY) benchmarks/report.py .benchmarks/latest.json || status=1; \
+	exit $$status
 
 wheel: $(STAMP) ## Build a wheel with the compiled kernels into dist/
 	$(PY) -m pip wheel --no-deps . -w dist/
