@@ -50,7 +50,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: report.py BENCHMARK.json", file=sys.stderr)
         return 2
-    lines = report(Path(argv[0]))
+    path = Path(argv[0])
+    if not path.is_file():
+        print(f"report: {path} not found: no benchmark finished", file=sys.stderr)
+        return 1
+    lines = report(path)
     print("\n".join(lines))
     if len(lines) == 2 or any(INCOMPLETE in line for line in lines):
         print("report: a group is missing a side, or no group ran", file=sys.stderr)

@@ -17,8 +17,11 @@ preamble the first four characters must look like ``ZCZC`` or ``NNNN`` (3 of 4 s
 EOM burst is returned with its four characters as read, so a damaged one can be refused). A
 header burst then runs until the '-' closing the station id after its first '+'
 (``+TTTT-JJJHHMM-LLLLLLLL-``; ids shorter than 8 characters occur), two bad characters in a
-row, or 268 characters. Characters outside the SAME alphabet, with the eighth bit set or
-holding an erasure are stored as NUL. The validity rule (two identical bursts, 47 CFR
+row, or 268 characters. Characters outside the SAME alphabet or with the eighth bit set are
+stored as NUL. Erasures only gate the preamble: a character decided while the carrier quality
+was low is kept as decided, since nothing is reported unless two bursts read the same text
+character for character (a low-quality decision is still right far more often than not, and
+dropping it lost most messages below 3 dB SNR). The validity rule (two identical bursts, 47 CFR
 11.33(a)(10)) and the structural check live in ``alertstation.eas.decode``.
 
 Every step depends only on the absolute sample index and the state carried between calls, so
@@ -320,7 +323,6 @@ cdef class Demodulator:
     cdef bint _on_bit(self, bint bit, bint erased, int64_t at) noexcept nogil:
         """Shift in one decided bit (LSB first); return True when a burst completed."""
         cdef int byte
-        cdef bint bad
         self.shift = (self.shift >> 1) | ((<uint32_t>bit) << 15)
         self.erase = (self.erase >> 1) | ((<uint32_t>erased) << 15)
         self.bit_at[self.bit_index & 7] = at
@@ -337,22 +339,18 @@ cdef class Demodulator:
             return False
         self.bitcount = 0
         byte = <int>(self.shift >> 8)
-        bad = (self.erase >> 8) != 0
         if self.state == SYNC:
-            if bad:
-                self.state = HUNT
-                return False
             if byte == 0xAB:
                 return False
             self.state = START
             self.nchars = 0
             self.bad_run = 0
             self.burst_start = self.bit_at[(self.bit_index - 8) & 7] - self.window + 1
-        return self._on_char(byte, bad, at)
+        return self._on_char(byte, at)
 
-    cdef bint _on_char(self, int byte, bint bad, int64_t at) noexcept nogil:
+    cdef bint _on_char(self, int byte, int64_t at) noexcept nogil:
         """Store one character of a burst; return True when the burst completed."""
-        cdef bint valid = (not bad) and byte < 128 and ALPHABET[byte] != 0
+        cdef bint valid = byte < 128 and ALPHABET[byte] != 0
         cdef int i, after, zczc = 0, nnnn = 0
         self.chars[self.nchars] = <unsigned char>byte if valid else 0
         self.nchars += 1

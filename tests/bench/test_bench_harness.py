@@ -103,3 +103,7 @@ def test_a_skipped_benchmark_fails_make_bench(tmp_path: Path, strict: str, code:
     assert done.returncode == code, done.stdout + done.stderr
     listed = "::test_peer_missing: Skipped: the peer is not installed"
     assert (listed in done.stdout) == bool(strict)
+
+
+def test_report_fails_when_no_benchmark_finished(tmp_path: Path) -> None:
+    assert report.main([str(tmp_path / "latest.json")]) == 1

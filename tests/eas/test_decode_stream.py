@@ -201,6 +201,17 @@ def test_separate_messages_are_not_merged() -> None:
     assert [item.text for item in decode_pcm(signal, RATE)] == [HEADER, OTHER]
 
 
+def test_a_message_right_after_a_two_burst_one_is_not_swallowed() -> None:
+    """A third burst unlike the valid pair starts the next message instead of filling the group."""
+    for texts in [(HEADER, HEADER, OTHER, OTHER), (HEADER, HEADER, OTHER, OTHER, OTHER)]:
+        decoded, refused = decode_with_refusals(message_of(*texts))
+        assert [(item.text, item.bursts) for item in decoded] == [
+            (HEADER, 2),
+            (OTHER, texts.count(OTHER)),
+        ]
+        assert refused == []
+
+
 def test_a_burst_cut_off_by_the_end_of_the_stream_still_counts() -> None:
     signal = message_of(HEADER, HEADER, HEADER)
     cut = signal.size - round(1.0 * RATE) - burst(HEADER, RATE).size // 2

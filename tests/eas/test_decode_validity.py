@@ -375,6 +375,10 @@ def test_no_wrong_header_on_the_degraded_corpus(condition: Condition) -> None:
         # Intact or mildly damaged: every message is still received twice identically.
         assert total.detected == total.trials, condition.name
         assert total.eoms == total.trials, condition.name
+    elif condition.snr_db is not None:
+        # Down to 0 dB SNR nearly every message still has two identical bursts: characters
+        # decided at low carrier quality are kept (the rule, not the erasure, rejects errors).
+        assert total.detected >= 0.9 * total.trials, condition.name
 
 
 def test_the_subset_holds_at_least_500_trials() -> None:

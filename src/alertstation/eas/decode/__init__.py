@@ -53,6 +53,9 @@ MAX_SAMPLE_RATE: Final[int] = 96000
 MIN_MATCHING_BURSTS: Final[int] = 2
 #: Bursts of one message; a further burst starts a new group.
 MAX_GROUP_BURSTS: Final[int] = 3
+#: A burst that agrees with a group's valid text in fewer than this share of its characters
+#: belongs to the next message (one sent right after), not to this one.
+MIN_SAME_MESSAGE_SHARE: Final[float] = 0.5
 #: Differing positions listed in a rejection reason before the rest are only counted.
 MAX_LISTED_POSITIONS: Final[int] = 12
 #: Silence allowed after a burst before the next one no longer belongs to the same message, on
@@ -204,6 +207,20 @@ def _problem(kind: str, text: str) -> str | None:
     return header_problem(text)
 
 
+def matching_text(raws: list[bytes]) -> bytes | None:
+    """Return the first text that two of ``raws`` read identically, with no unreadable part."""
+    for raw in raws:
+        if raw and 0 not in raw and raws.count(raw) >= MIN_MATCHING_BURSTS:
+            return raw
+    return None
+
+
+def same_message(raw: bytes, text: bytes) -> bool:
+    """Return True when a burst agrees with ``text`` in at least half of its characters."""
+    agree = sum(1 for a, b in zip(raw, text, strict=False) if a == b)
+    return agree >= MIN_SAME_MESSAGE_SHARE * len(text)
+
+
 def judge(
     kind: Literal["header", "eom"], group: list[RawBurst]
 ) -> tuple[Decoded | None, list[Rejected]]:
@@ -213,11 +230,7 @@ def judge(
     and it is a well-formed header that ``SameHeader.parse`` accepts (or exactly ``NNNN``).
     """
     raws = [burst[1] for burst in group]
-    matched: bytes | None = None
-    for raw in raws:
-        if raw and 0 not in raw and raws.count(raw) >= MIN_MATCHING_BURSTS:
-            matched = raw
-            break
+    matched = matching_text(raws)
     everything = tuple(shown(raw) for raw in raws)
     if matched is None:
         reason = _disagreement(raws)
@@ -250,8 +263,9 @@ class SameStreamDecoder:
     ``feed`` returns what became certain with that chunk, ``flush`` what remains at the end of
     the stream. Everything returned over a stream equals ``decode_pcm`` of the concatenated
     chunks: offsets count from the stream's first sample. A message (the header bursts, or
-    the EOM bursts) is judged once it has three bursts, a burst of the other kind arrives, or
-    no further burst can still belong to it. ``on_rejected``, when given, receives every
+    the EOM bursts) is judged once it has three bursts, a burst of the other kind arrives, a
+    burst unlike the two identical ones it holds arrives, or no further burst can still
+    belong to it. ``on_rejected``, when given, receives every
     group refused by the validity rule (see ``judge``), in the order they are judged.
     """
 
@@ -273,6 +287,11 @@ class SameStreamDecoder:
         _, _, start, end = self._group[-1]
         return end + (end - start) + round(GROUP_GAP_SECONDS * self.sample_rate)
 
+    def _starts_next(self, event: RawBurst) -> bool:
+        """Return True when the group already holds a valid pair that ``event`` is unlike."""
+        matched = matching_text([burst[1] for burst in self._group])
+        return matched is not None and not same_message(event[1], matched)
+
     def _close_group(self, out: list[Decoded]) -> None:
         if not self._group:
             return
@@ -287,7 +306,9 @@ class SameStreamDecoder:
     def _handle(self, events: list[RawBurst], out: list[Decoded]) -> None:
         for event in events:
             kind: Literal["header", "eom"] = "eom" if event[0] == KIND_EOM else "header"
-            if self._group and (kind != self._kind or event[2] > self._deadline()):
+            if self._group and (
+                kind != self._kind or event[2] > self._deadline() or self._starts_next(event)
+            ):
                 self._close_group(out)
             self._kind = kind
             self._group.append(event)

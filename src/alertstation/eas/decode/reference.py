@@ -179,21 +179,18 @@ class ReferenceDemodulator:
         if self.bitcount < 8:
             return None
         self.bitcount = 0
-        byte, bad = self.shift >> 8, (self.erase >> 8) != 0
+        byte = self.shift >> 8
         if self.state == SYNC:
-            if bad:
-                self.state = HUNT
-                return None
             if byte == 0xAB:
                 return None
             self.state = START
             self.chars = []
             self.bad_run = 0
             self.burst_start = self.bit_at[(self.bit_index - 8) & 7] - self.window + 1
-        return self._on_char(byte, bad, at)
+        return self._on_char(byte, at)
 
-    def _on_char(self, byte: int, bad: bool, at: int) -> RawBurst | None:
-        valid = not bad and byte in ALPHABET
+    def _on_char(self, byte: int, at: int) -> RawBurst | None:
+        valid = byte in ALPHABET
         self.chars.append(byte if valid else 0)
         if valid:
             self.bad_run = 0
