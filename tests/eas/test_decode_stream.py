@@ -212,6 +212,21 @@ def test_a_message_right_after_a_two_burst_one_is_not_swallowed() -> None:
         assert refused == []
 
 
+def test_three_unpaired_bursts_make_room_for_the_next_message() -> None:
+    """A splice left over from one message and another before the next one's first burst."""
+    spliced = "ZCZC-PEP-EAN-000000+0600-0010000-WHITE/HS-"
+    stray = "ZCZC-EAS-DMO-078999+9930-3660000-TEST    -"
+    decoded, refused = decode_with_refusals(
+        message_of(HEADER, HEADER, spliced, stray, OTHER, OTHER)
+    )
+    assert [(item.text, item.bursts) for item in decoded] == [(HEADER, 2), (OTHER, 2)]
+    assert [r.texts for r in refused] == [(spliced,), (stray,)]
+    assert refused[0].reason.startswith(
+        "no later burst read it identically; it differs from the next burst at positions 6, 7,"
+    )
+    assert refused[1].reason.startswith("burst differs from the valid header at positions 6, 7,")
+
+
 def test_a_burst_cut_off_by_the_end_of_the_stream_still_counts() -> None:
     signal = message_of(HEADER, HEADER, HEADER)
     cut = signal.size - round(1.0 * RATE) - burst(HEADER, RATE).size // 2

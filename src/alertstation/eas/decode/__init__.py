@@ -263,10 +263,11 @@ class SameStreamDecoder:
     ``feed`` returns what became certain with that chunk, ``flush`` what remains at the end of
     the stream. Everything returned over a stream equals ``decode_pcm`` of the concatenated
     chunks: offsets count from the stream's first sample. A message (the header bursts, or
-    the EOM bursts) is judged once it has three bursts, a burst of the other kind arrives, a
-    burst unlike the two identical ones it holds arrives, or no further burst can still
-    belong to it. ``on_rejected``, when given, receives every
-    group refused by the validity rule (see ``judge``), in the order they are judged.
+    the EOM bursts) is judged once it holds three bursts of which two are identical, a burst
+    of the other kind arrives, a burst unlike the two identical ones it holds arrives, or no
+    further burst can still belong to it. Of three bursts with no pair, the oldest is refused
+    when a fourth arrives in time. ``on_rejected``, when given, receives every group refused
+    by the validity rule (see ``judge``), in the order they are judged.
     """
 
     def __init__(self, sample_rate: int, *, on_rejected: RejectedHandler | None = None) -> None:
@@ -287,10 +288,31 @@ class SameStreamDecoder:
         _, _, start, end = self._group[-1]
         return end + (end - start) + round(GROUP_GAP_SECONDS * self.sample_rate)
 
+    def _matched(self) -> bytes | None:
+        return matching_text([burst[1] for burst in self._group])
+
     def _starts_next(self, event: RawBurst) -> bool:
         """Return True when the group already holds a valid pair that ``event`` is unlike."""
-        matched = matching_text([burst[1] for burst in self._group])
+        matched = self._matched()
         return matched is not None and not same_message(event[1], matched)
+
+    def _drop_oldest(self, event: RawBurst) -> None:
+        """Refuse the oldest of three bursts without a pair: ``event`` follows too closely.
+
+        Three bursts of which no two agree, then a fourth in time: the oldest can no longer
+        pair with anything in its message, and the other two may still pair with the new one
+        (a damaged or spliced burst right before the next message).
+        """
+        oldest = self._group.pop(0)
+        if self._on_rejected is not None:
+            positions = _positions(differing_positions(oldest[1], self._group[0][1]))
+            reason = (
+                "no later burst read it identically; it differs from the next burst at "
+                f"positions {positions}"
+            )
+            self._on_rejected(
+                Rejected(self._kind, (shown(oldest[1]),), reason, oldest[2], oldest[3])
+            )
 
     def _close_group(self, out: list[Decoded]) -> None:
         if not self._group:
@@ -310,9 +332,11 @@ class SameStreamDecoder:
                 kind != self._kind or event[2] > self._deadline() or self._starts_next(event)
             ):
                 self._close_group(out)
+            if len(self._group) == MAX_GROUP_BURSTS:
+                self._drop_oldest(event)
             self._kind = kind
             self._group.append(event)
-            if len(self._group) == MAX_GROUP_BURSTS:
+            if len(self._group) == MAX_GROUP_BURSTS and self._matched() is not None:
                 self._close_group(out)
 
     def feed(self, chunk: object) -> list[Decoded]:
