@@ -13,6 +13,7 @@ import alertstation.schema  # noqa: F401  (the whole schema on the shared metada
 from alertstation.alerts import routes as alerts_routes
 from alertstation.alerts import settings_routes as alert_settings_routes
 from alertstation.alerts.broadcast import BroadcastState
+from alertstation.alerts.poll import routes as poll_routes
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
@@ -22,6 +23,7 @@ from alertstation.context import Station
 from alertstation.db.engine import make_engine
 from alertstation.db.types import utcnow
 from alertstation.eas import routes as eas_routes
+from alertstation.eas.airing import routes as airing_routes
 from alertstation.eas.airing.queue import AiringState
 from alertstation.eas.forward import routes as forward_routes
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
@@ -60,8 +62,10 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     security_routes.routes,
     hostban_routes.routes,
     alerts_routes.routes,
+    poll_routes.routes,
     alert_settings_routes.routes,
     eas_routes.routes,
+    airing_routes.routes,
     geoip_routes.routes,
     forward_routes.routes,
     center_routes.routes,

@@ -1,24 +1,16 @@
-"""Routes of manual EAS, the message archive, the airing queue and the airing settings.
+"""Routes of manual EAS, the message archive and the airing queue (settings: ``airing.routes``).
 
 Every manual EAS, archive and queue route needs ``eas.broadcast``, reads included: drafts and
 the archive are the operators' working material, and the audio preview of a draft is a
-not-yet-aired alert. The airing settings need ``system.configure`` (they hold the Icecast
-source password).
+not-yet-aired alert.
 """
 
 from alertstation.context import Station
 from alertstation.eas import resources as r
-from alertstation.eas.airing.resources import (
-    REGENERATE_PATH,
-    SETTINGS_PATH,
-    EasSettings,
-    RegenerateIcecastPassword,
-)
 from alertstation.eas.manual import MAX_UPLOAD_BYTES
 from alertstation.http.routing import Route, permission
 
 BROADCAST = permission("eas.broadcast")
-CONFIGURE = permission("system.configure")
 _UPLOAD = MAX_UPLOAD_BYTES + 65536  # the WAV plus the form fields and multipart framing
 
 
@@ -27,7 +19,6 @@ def routes(station: Station) -> list[Route]:
     events = "/eas/manual/events"
     messages = "/messages"
     activations = r.Activations(station)
-    settings = EasSettings(station)
     return [
         Route("GET", "/eas/manual", r.ManualPage(station), BROADCAST, summary="Manual EAS page"),
         Route("GET", events, activations, BROADCAST, summary="List activations"),
@@ -110,26 +101,5 @@ def routes(station: Station) -> list[Route]:
             r.AiringQueue(station),
             BROADCAST,
             summary="The airing queue: queued, airing and recent messages, newest last",
-        ),
-        Route(
-            "GET",
-            SETTINGS_PATH,
-            settings,
-            CONFIGURE,
-            summary="Airing settings: page, or JSON (the Icecast password left out)",
-        ),
-        Route(
-            "PUT",
-            SETTINGS_PATH,
-            settings,
-            CONFIGURE,
-            summary="Save airing settings; config.updated audit (field names only)",
-        ),
-        Route(
-            "POST",
-            REGENERATE_PATH,
-            RegenerateIcecastPassword(station),
-            CONFIGURE,
-            summary="New Icecast source password, returned once; audited as an action",
         ),
     ]
