@@ -19,16 +19,14 @@ from sqlalchemy import Connection, Engine, Row, bindparam, or_, select, update
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
-from alertstation.alerts.model import ParseProblem
-from alertstation.alerts.parsing import AlertParseError, parse_any
-from alertstation.alerts.store import GENERATION, IngestResult, Matchers, expire_due, ingest_alert
+from alertstation.alerts.store import GENERATION, IngestResult, Matchers, expire_due
 from alertstation.alerts.tables import (
     alert_settings,
     cap_alert_geocodes,
     cap_alerts,
     eas_forward_queue,
 )
-from alertstation.alerts.trust import Trust, anchors_at, explain_unavailable
+from alertstation.alerts.trust import Trust
 from alertstation.db import bump_generation
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
@@ -162,39 +160,19 @@ def import_messages(
 ) -> list[IngestResult | ImportProblem]:
     """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
 
-    Each alert is stored in its own write transaction. A body that cannot be parsed, or one
-    entry of a feed that cannot, is logged with its source and reported as an ImportProblem;
-    the rest is stored.
+    The alerts go through the batch path (``alerts.bulk``): one write transaction per chunk of
+    ``bulk.CHUNK`` messages, all-or-nothing per chunk. A body that cannot be parsed, one entry
+    of a feed that cannot, or an alert whose sender or identifier is too long to store, is
+    logged with its source and reported as an ImportProblem; the rest is stored.
 
     ``trust`` is what signatures are checked against (``alerts.trust.trust_for(settings)``):
     anchors, checked at ``now`` when given (the time of receipt) unless they carry their own
     time; ``None`` (no anchors configured: a signed message is recorded failed, never
     verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
     """
-    try:
-        parsed = parse_any(data, trust=anchors_at(trust, now))
-    except AlertParseError as ex:
-        log.warning("alert import: skipped %s: %s", source, ex)
-        return [ImportProblem(source, str(ex))]
-    results: list[IngestResult | ImportProblem] = []
-    for item in parsed:
-        if isinstance(item, ParseProblem):
-            where = f"{source} entry {item.position}"
-            if item.identifier:
-                where += f" ({item.identifier})"
-            log.warning("alert import: skipped %s: %s", where, item.reason)
-            results.append(ImportProblem(where, item.reason, link=item.link))
-            continue
-        item = explain_unavailable(item, trust)
-        try:
-            with begin_write(engine) as conn:
-                matchers = get_alert_settings(conn).matchers()
-                results.append(ingest_alert(conn, item, matchers, explicit=explicit, now=now))
-        except ValueError as ex:
-            where = f"{source} ({item.identifier[:80]})"
-            log.warning("alert import: skipped %s: %s", where, ex)
-            results.append(ImportProblem(where, str(ex)))
-    return results
+    from alertstation.alerts.bulk import import_bodies  # the batch path builds on this module
+
+    return import_bodies(engine, [(data, source)], explicit=explicit, now=now, trust=trust)
 
 
 def expire_alerts(engine: Engine, *, now: datetime | None = None) -> int:
