@@ -135,7 +135,8 @@ class _Batch:
                 )
             ):
                 self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
-        related = {self.by_key[k] for k in named - own if k in self.by_key}
+        refs = {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
+        related = {self.by_key[k] for k in refs if k in self.by_key}
         identifiers = {x.identifier for x in alerts}
         related |= self._load_referrers(identifiers)
         keys = sorted({v.event_key(x.sent) for x in alerts for v in x.vtec})
