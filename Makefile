@@ -62,11 +62,13 @@ test: test-deps build lint ## Install test needs, lint, and run the whole suite 
 CLOCK_TESTS := tests/test_clock_ahead.py tests/auth tests/audit tests/worker \
   tests/zones/test_admin_routes.py tests/eas/test_rwt.py tests/eas/test_rwt_routes.py \
   tests/alerts/test_poller.py tests/alerts/test_poll_routes.py tests/security/test_gate.py \
-  tests/security/test_autoban.py tests/security/test_hostban_daemon.py
+  tests/security/test_autoban.py tests/security/test_hostban_daemon.py \
+  tests/security/test_ip_filters.py tests/security/test_center_routes.py tests/alerts/test_routes.py
 
 test-clock-ahead: test-deps build ## Run the clock-sensitive tests with the clock a year ahead
 	env -u CI -u ALERTSTATION_REQUIRE_PG -u ALERTSTATION_TEST_PG_URL \
 	  ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_TEST_REAL_EPOCH=$$(date +%s) \
+	  FAKETIME_DONT_FAKE_MONOTONIC=1 PYTHONPATH=$(CURDIR)/tests/clock_ahead \
 	  faketime -f '+365d' $(PY) -m pytest $(CLOCK_TESTS) -k 'not postgresql' \
 	  -p no:cacheprovider -q $(PYTEST_ARGS)
 

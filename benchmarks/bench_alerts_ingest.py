@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, delete, insert, select
 
+from alertstation.alerts.bulk import import_messages
 from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.matching import encode_geocode_lists
 from alertstation.alerts.model import Alert
-from alertstation.alerts.service import import_messages, set_alert_settings
+from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import cap_alert_geocodes, cap_alert_vtec, cap_alerts
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write

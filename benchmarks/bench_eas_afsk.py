@@ -81,7 +81,11 @@ def pcm_input() -> npt.NDArray[np.float32]:
     """Return 10 s of seeded float32 audio, some of it beyond full scale, checked both ways."""
     rng = np.random.default_rng(SEED)
     samples = rng.uniform(-1.2, 1.2, 10 * SAMPLE_RATE).astype(np.float32)
-    ours = kernels.to_int16(samples).astype(np.int32)
+    reference = np.empty(samples.size, dtype=np.int16)
+    kernels.reference_to_int16(samples, reference, kernels.INT16_FULL_SCALE)
+    ours = kernels.to_int16(samples)
+    assert np.array_equal(ours, reference)  # bit-identical to the float64 reference twin
+    ours = ours.astype(np.int32)
     peer = numpy_to_int16(samples).astype(np.int32)
     # The peer scales in float32, so a product within float32 rounding of .5 can land one
     # step away from ours (scaled in double); saturation must agree exactly.

@@ -13,7 +13,8 @@ no security event names a timed client, so none was refused.
 
 ``security.flood_counter``: 100,000 seeded requests (about 200 a second of simulated time from
 2,000 addresses, 70% of them from 20 busy ones) counted over a 10-second
-window by ``RateCounter.hit`` (ten slices, bounded addresses, a lock per call), against the naive
+window by ``RateCounter.hit`` (the compiled counter: ten slices, bounded addresses, a lock per
+call), against the naive
 exact sliding window behind the same kind of call: a ``collections.deque`` of timestamps per
 address, unbounded and without a lock. Before timing, every count
 of ours is checked to lie between the exact count over the window and over the window less

@@ -104,12 +104,13 @@ class HeaderIdentity:
 class Clock:
     """A controllable UTC clock for the station (``create_app(..., clock=clock)``).
 
-    It starts from the real time (whole seconds), so anything in a test that reads the real
-    clock beside it (another app, a daemon, a signed cookie) agrees with it on any date.
+    It starts from the real time, on the whole minute (as SAME issue times are), so anything
+    in a test that reads the real clock beside it (another app, a daemon, a signed cookie) agrees
+    with it on any date.
     """
 
     def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime.now(UTC).replace(microsecond=0)
+        self.now = start or datetime.now(UTC).replace(second=0, microsecond=0)
 
     def __call__(self) -> datetime:
         return self.now

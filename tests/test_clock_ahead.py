@@ -20,6 +20,7 @@ def test_the_clock_is_a_year_ahead_of_the_real_one() -> None:
 
 
 def test_the_test_clock_starts_from_now() -> None:
-    before = datetime.now(UTC).replace(microsecond=0)
+    before = datetime.now(UTC).replace(second=0, microsecond=0)
     start = Clock().now
     assert before <= start <= datetime.now(UTC)
+    assert (start.second, start.microsecond) == (0, 0)

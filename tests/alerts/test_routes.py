@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import Engine, event, select
 
 from alertstation.alerts.broadcast import BroadcastState
-from alertstation.alerts.service import import_messages, set_alert_settings
+from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
 from alertstation.audit.tables import audit_logs

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -72,9 +72,9 @@ def random_header(rng: random.Random) -> str:
     return header
 
 
-@cache
+@lru_cache(maxsize=256)
 def encoded_burst(text: str) -> FloatArray:
-    """Return one burst (preamble + text) as AFSK at BASE_RATE; encoded once per text."""
+    """Return one burst (preamble + text) as AFSK at BASE_RATE, reused for repeated texts."""
     samples, _ = kernels.afsk_modulate(
         kernels.encode_burst(text), sample_rate=BASE_RATE, amplitude=AMPLITUDE
     )

@@ -234,6 +234,32 @@ def test_to_int16_saturates_and_rounds() -> None:
     assert pcm.tolist() == [32767, -32767, 32767, -32767, 32767, -32767, 0, 0, 1, -1, 0, 101]
 
 
+@pytest.mark.parametrize("length", [1, 7, 8, 9, 15, 16, 17, 33, 1000])
+def test_to_int16_kernel_matches_reference_in_every_lane(length: int) -> None:
+    # The kernel converts 8 samples a step and the rest one at a time: ties, NaN, infinities
+    # and both saturation edges at every position and in the tail must match the reference.
+    rng = np.random.default_rng(length)
+    specials = np.array(
+        [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 32766.5, -32766.5, 32767.5, -32767.5, 40000.0,
+         -40000.0, np.nan, np.inf, -np.inf, -0.0, 1e-45, 3e38, -3e38],
+        dtype=np.float32,
+    )  # fmt: skip
+    samples = rng.uniform(-40000.0, 40000.0, length).astype(np.float32)
+    picks = rng.integers(0, specials.size, length)
+    use = rng.random(length) < 0.5
+    samples[use] = specials[picks[use]]
+    got = np.empty(length, dtype=np.int16)
+    expected = np.empty(length, dtype=np.int16)
+    native_afsk.to_int16(samples, got, 1.0)
+    kernels.reference_to_int16(samples, expected, 1.0)
+    np.testing.assert_array_equal(got, expected)
+    halves = np.arange(-20.5, 21.0, 1.0, dtype=np.float32)[:length]
+    got, expected = np.empty(halves.size, np.int16), np.empty(halves.size, np.int16)
+    native_afsk.to_int16(halves, got, 1.0)
+    kernels.reference_to_int16(halves, expected, 1.0)
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_to_int16_accepts_float64_beyond_float32_range() -> None:
     pcm = kernels.to_int16(np.array([1e300, -1e300, 0.5], dtype=np.float64))
     assert pcm.tolist() == [32767, -32767, 16384]  # 16383.5 rounds half to even

@@ -10,16 +10,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alertstation._native import ratecount as native_ratecount
 from alertstation.app import StationApp
-from alertstation.security.autoban.counter import RateCounter
+from alertstation.security.autoban.counter import HAS_NATIVE, PyRateCounter, RateCounter
 from alertstation.security.autoban.probes import probe_of
 from alertstation.security.autoban.settings import path_pattern
 
 # --- rate counter ---------------------------------------------------------------------------
 
+# Every counter test runs on the compiled counter and on its pure-Python twin.
+IMPLEMENTATIONS = [
+    pytest.param(RateCounter, id="native"),
+    pytest.param(PyRateCounter, id="python"),
+]
 
-def test_counts_per_address_and_trips_at_the_threshold() -> None:
-    counter = RateCounter(10.0)
+
+def test_the_compiled_counter_is_in_use() -> None:
+    assert HAS_NATIVE is True
+    assert RateCounter is native_ratecount.RateCounter
+    assert RateCounter.__module__ == "alertstation._native.ratecount"
+
+
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_counts_per_address_and_trips_at_the_threshold(make: type[PyRateCounter]) -> None:
+    counter = make(10.0)
     counts = [counter.hit("192.0.2.1", 100.0)[0] for _ in range(5)]
     assert counts == [1, 2, 3, 4, 5]
     assert counter.hit("192.0.2.2", 100.0) == (1, None)
@@ -27,10 +41,12 @@ def test_counts_per_address_and_trips_at_the_threshold() -> None:
     assert counter.count("192.0.2.9", 100.0) == 0
     counter.forget("192.0.2.1")
     assert counter.count("192.0.2.1", 100.0) == 0 and len(counter) == 1
+    assert (counter.window, counter.batch, counter.capacity) == (10.0, 0, 10_000)
 
 
-def test_requests_leave_the_window_slice_by_slice() -> None:
-    counter = RateCounter(10.0, slices=10)
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_requests_leave_the_window_slice_by_slice(make: type[PyRateCounter]) -> None:
+    counter = make(10.0, slices=10)
     for second in range(10):  # one request a second, at 100.0 ... 109.0
         counter.hit("a", 100.0 + second)
     assert counter.count("a", 109.5) == 10
@@ -40,6 +56,7 @@ def test_requests_leave_the_window_slice_by_slice() -> None:
     assert counter.count("a", 200.0) == 0
 
 
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
 @settings(max_examples=200, deadline=None)
 @given(
     gaps=st.lists(st.floats(min_value=0.0, max_value=4.0), min_size=1, max_size=120),
@@ -47,9 +64,9 @@ def test_requests_leave_the_window_slice_by_slice() -> None:
     slices=st.sampled_from([1, 4, 10]),
 )
 def test_the_count_lies_between_the_window_and_the_window_less_a_slice(
-    gaps: list[float], window: float, slices: int
+    make: type[PyRateCounter], gaps: list[float], window: float, slices: int
 ) -> None:
-    counter = RateCounter(window, slices=slices)
+    counter = make(window, slices=slices)
     times: list[float] = []
     now = 1_000.0
     for gap in gaps:
@@ -64,8 +81,49 @@ def test_the_count_lies_between_the_window_and_the_window_less_a_slice(
         assert least <= count <= full, (count, least, full)
 
 
-def test_batches_report_every_share_within_one_window() -> None:
-    counter = RateCounter(10.0, batch=3)
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["hit", "hit", "hit", "count", "forget"]),
+        st.sampled_from(["a", "b", "c", "d", "e"]),
+        st.floats(min_value=-3.0, max_value=6.0),
+    ),
+    max_size=150,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=_STEPS,
+    window=st.sampled_from([1.0, 7.0, 10.0]),
+    slices=st.sampled_from([1, 3, 10]),
+    batch=st.sampled_from([0, 1, 3]),
+    capacity=st.sampled_from([1, 2, 4, 100]),
+)
+def test_the_compiled_counter_answers_like_its_python_twin(
+    steps: list[tuple[str, str, float]], window: float, slices: int, batch: int, capacity: int
+) -> None:
+    # Times wander back and forth (a clock that steps back, negative times) and a small
+    # capacity keeps evicting: every answer and the set of tracked addresses must agree.
+    kwargs = {"batch": batch, "slices": slices, "capacity": capacity}
+    native, twin = RateCounter(window, **kwargs), PyRateCounter(window, **kwargs)
+    now = -5.0
+    for action, address, step in steps:
+        now += step
+        if action == "hit":
+            assert native.hit(address, now) == twin.hit(address, now)
+        elif action == "count":
+            assert native.count(address, now) == twin.count(address, now)
+        else:
+            native.forget(address)
+            twin.forget(address)
+        assert len(native) == len(twin)
+    for address in "abcde":
+        assert native.count(address, now) == twin.count(address, now)
+
+
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_batches_report_every_share_within_one_window(make: type[PyRateCounter]) -> None:
+    counter = make(10.0, batch=3)
     reports = [counter.hit("a", 100.0 + index)[1] for index in range(7)]
     assert reports == [None, None, 100.0, None, None, 103.0, None]
     # A batch that does not fill within one window starts again: slow senders never report.
@@ -73,8 +131,9 @@ def test_batches_report_every_share_within_one_window() -> None:
     assert slow == [None] * 10
 
 
-def test_memory_is_bounded_and_busy_addresses_stay() -> None:
-    counter = RateCounter(10.0, capacity=100)
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_memory_is_bounded_and_busy_addresses_stay(make: type[PyRateCounter]) -> None:
+    counter = make(10.0, capacity=100)
     for index in range(5_000):
         now = 100.0 + index * 0.01
         counter.hit(f"10.0.{index // 256}.{index % 256}", now)
@@ -83,10 +142,31 @@ def test_memory_is_bounded_and_busy_addresses_stay() -> None:
     assert len(counter) == 100
     assert counter.count("203.0.113.1", now) > 0
     assert counter.count("10.0.0.0", now) == 0, "the oldest were dropped"
+    # The 99 most recently seen addresses are the ones kept beside the busy one.
+    kept = [
+        index for index in range(5_000) if counter.count(f"10.0.{index // 256}.{index % 256}", now)
+    ]
+    assert kept == list(range(4_901, 5_000))
 
 
-def test_counts_are_exact_under_threads() -> None:
-    counter = RateCounter(60.0, capacity=8)
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_eviction_drops_the_least_recently_active_address(make: type[PyRateCounter]) -> None:
+    counter = make(10.0, slices=10, capacity=3)
+    counter.hit("a", 100.0)
+    counter.hit("b", 100.0)
+    counter.hit("c", 100.0)
+    counter.hit("a", 101.0)  # a new slice: "a" becomes the most recently active
+    counter.hit("d", 101.0)  # full: "b", the least recently active, goes
+    assert len(counter) == 3
+    assert [counter.count(name, 101.0) for name in "abcd"] == [2, 0, 1, 1]
+    counter.forget("c")
+    counter.hit("e", 101.0)  # room again after forget: nothing else is dropped
+    assert [counter.count(name, 101.0) for name in "ade"] == [2, 1, 1]
+
+
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_counts_are_exact_under_threads(make: type[PyRateCounter]) -> None:
+    counter = make(60.0, capacity=8)
     barrier = threading.Barrier(8)
 
     def hammer(number: int) -> None:
@@ -102,11 +182,46 @@ def test_counts_are_exact_under_threads() -> None:
     assert [counter.count(f"k{key}", 102.0) for key in range(4)] == [4_000] * 4
 
 
-def test_bad_arguments_are_refused() -> None:
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_no_update_is_lost_or_doubled_under_threads(make: type[PyRateCounter]) -> None:
+    # Six threads send to one shared address and each to its own; all within the window, so
+    # each count must equal the events sent, and the counts the shared address's hits got
+    # back must be exactly 1..N: no two threads ever saw the same count.
+    threads_n, events = 6, 5_000
+    counter = make(3_600.0, slices=10, capacity=64)
+    barrier = threading.Barrier(threads_n)
+    seen: list[list[int]] = [[] for _ in range(threads_n)]
+
+    def hammer(number: int) -> None:
+        barrier.wait()
+        for index in range(events):
+            now = 1_000.0 + index * 0.01  # spans several slices: the slice change path runs
+            seen[number].append(counter.hit("198.51.100.7", now)[0])
+            counter.hit(f"203.0.113.{number}", now)
+
+    workers = [threading.Thread(target=hammer, args=(number,)) for number in range(threads_n)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    end = 1_000.0 + events * 0.01
+    assert counter.count("198.51.100.7", end) == threads_n * events
+    assert sorted(count for counts in seen for count in counts) == list(
+        range(1, threads_n * events + 1)
+    )
+    assert [counter.count(f"203.0.113.{n}", end) for n in range(threads_n)] == [events] * threads_n
+
+
+@pytest.mark.parametrize("make", IMPLEMENTATIONS)
+def test_bad_arguments_are_refused(make: type[PyRateCounter]) -> None:
     with pytest.raises(ValueError, match="window"):
-        RateCounter(0)
+        make(0)
     with pytest.raises(ValueError):
-        RateCounter(10, capacity=0)
+        make(10, capacity=0)
+    with pytest.raises(ValueError):
+        make(10, slices=0)
+    with pytest.raises(ValueError):
+        make(10, batch=-1)
 
 
 # --- probes ---------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ def _engine() -> Engine:
 
 def cmd_alerts_import(args: argparse.Namespace) -> int:
     """Import CAP XML or JSON feed files; print one line per alert with its state."""
-    from alertstation.alerts.service import ImportProblem, import_messages
+    from alertstation.alerts.bulk import import_messages
+    from alertstation.alerts.service import ImportProblem
     from alertstation.alerts.trust import trust_for
 
     settings, engine = open_database()

@@ -18,18 +18,14 @@ import numpy as np
 from sqlalchemy import Connection, Engine, Row, bindparam, or_, select, update
 
 from alertstation.alerts import lifecycle
-from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
-from alertstation.alerts.model import ParseProblem
-from alertstation.alerts.parsing import AlertParseError
-from alertstation.alerts.store import GENERATION, IngestResult, Matchers, expire_due, ingest_alert
+from alertstation.alerts.store import GENERATION, Matchers, expire_due
 from alertstation.alerts.tables import (
     alert_settings,
     cap_alert_geocodes,
     cap_alerts,
     eas_forward_queue,
 )
-from alertstation.alerts.trust import Trust, anchors_at, explain_unavailable
 from alertstation.db import bump_generation
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
@@ -150,52 +146,6 @@ class ImportProblem:
     source: str
     reason: str
     link: str = ""
-
-
-def import_messages(
-    engine: Engine,
-    data: bytes,
-    source: str,
-    *,
-    explicit: bool = True,
-    now: datetime | None = None,
-    trust: Trust = None,
-) -> list[IngestResult | ImportProblem]:
-    """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
-
-    Each alert is stored in its own write transaction. A body that cannot be parsed, or one
-    entry of a feed that cannot, is logged with its source and reported as an ImportProblem;
-    the rest is stored.
-
-    ``trust`` is what signatures are checked against (``alerts.trust.trust_for(settings)``):
-    anchors, checked at ``now`` when given (the time of receipt) unless they carry their own
-    time; ``None`` (no anchors configured: a signed message is recorded failed, never
-    verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
-    """
-    try:
-        parsed = parse_any(data, trust=anchors_at(trust, now))
-    except AlertParseError as ex:
-        log.warning("alert import: skipped %s: %s", source, ex)
-        return [ImportProblem(source, str(ex))]
-    results: list[IngestResult | ImportProblem] = []
-    for item in parsed:
-        if isinstance(item, ParseProblem):
-            where = f"{source} entry {item.position}"
-            if item.identifier:
-                where += f" ({item.identifier})"
-            log.warning("alert import: skipped %s: %s", where, item.reason)
-            results.append(ImportProblem(where, item.reason, link=item.link))
-            continue
-        item = explain_unavailable(item, trust)
-        try:
-            with begin_write(engine) as conn:
-                matchers = get_alert_settings(conn).matchers()
-                results.append(ingest_alert(conn, item, matchers, explicit=explicit, now=now))
-        except ValueError as ex:
-            where = f"{source} ({item.identifier[:80]})"
-            log.warning("alert import: skipped %s: %s", where, ex)
-            results.append(ImportProblem(where, str(ex)))
-    return results
 
 
 def expire_alerts(engine: Engine, *, now: datetime | None = None) -> int:

@@ -36,12 +36,13 @@ from urllib.parse import urljoin, urlsplit
 
 from sqlalchemy import Engine, Row, delete, insert, or_, select, update
 
+from alertstation.alerts.bulk import import_messages
 from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_MESSAGE_BYTES, AlertParseError
 from alertstation.alerts.poll.atom import AtomEntry, atom_entries
 from alertstation.alerts.poll.fetch import Fetched, FetchError, HttpClient, Limits, user_agent_for
 from alertstation.alerts.poll.sources import display_url, fetch_url, list_sources
 from alertstation.alerts.poll.tables import ERROR_WIDTH, poll_source_links, poll_sources
-from alertstation.alerts.service import ImportProblem, import_messages
+from alertstation.alerts.service import ImportProblem
 from alertstation.alerts.store import IngestResult
 from alertstation.alerts.trust import Trust, trust_for
 from alertstation.db.engine import begin_write

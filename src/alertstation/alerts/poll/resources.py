@@ -17,6 +17,7 @@ from typing import Any
 import falcon
 
 from alertstation.alerts.broadcast import BroadcastState
+from alertstation.alerts.bulk import import_messages
 from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.model import ParseProblem
 from alertstation.alerts.parsing import AlertParseError
@@ -34,7 +35,7 @@ from alertstation.alerts.poll.sources import (
     source_as_dict,
     update_source,
 )
-from alertstation.alerts.service import ImportProblem, import_messages
+from alertstation.alerts.service import ImportProblem
 from alertstation.alerts.trust import trust_for
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED

@@ -53,10 +53,14 @@ def _format(data: bytes | memoryview, offset: int, size: int) -> tuple[int, int,
     """Return (codec, channels, rate, block align, bits per sample) from a fmt chunk."""
     if size < 16:
         raise AudioFileError("fmt chunk is shorter than 16 bytes")
+    if offset + 16 > len(data):
+        raise AudioFileError("fmt chunk runs past the end of the file")
     codec, channels, rate, _, block_align, bits = struct.unpack_from("<HHIIHH", data, offset)
     if codec == FORMAT_EXTENSIBLE:
         if size < 40:
             raise AudioFileError("WAVE_FORMAT_EXTENSIBLE fmt chunk is shorter than 40 bytes")
+        if offset + 40 > len(data):
+            raise AudioFileError("WAVE_FORMAT_EXTENSIBLE fmt chunk runs past the end of the file")
         (codec,) = struct.unpack_from("<H", data, offset + 24)  # first field of the GUID
     return codec, channels, rate, block_align, bits
 

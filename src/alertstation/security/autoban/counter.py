@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
+
+from alertstation.kernel_loader import load_kernel
 
 DEFAULT_SLICES = 10
 DEFAULT_CAPACITY = 10_000
@@ -31,7 +33,7 @@ DEFAULT_CAPACITY = 10_000
 _TICK, _TOTAL, _PENDING, _PENDING_SINCE, _SLICES = 0, 1, 2, 3, 4
 
 
-class RateCounter:
+class PyRateCounter:
     """Per-address request counts over a sliding window, with a cap on the addresses kept."""
 
     def __init__(
@@ -128,3 +130,13 @@ class RateCounter:
         """Drop everything known about ``address`` (after it was banned or found exempt)."""
         with self._lock:
             self._states.pop(address, None)
+
+
+_native = load_kernel("ratecount")
+
+HAS_NATIVE: Final[bool] = _native is not None
+
+if TYPE_CHECKING:
+    RateCounter = PyRateCounter
+else:
+    RateCounter = _native.RateCounter if _native is not None else PyRateCounter

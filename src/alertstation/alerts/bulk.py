@@ -1,0 +1,595 @@
+"""Ingest many parsed alerts in one transaction with a few statements (the batch path).
+
+``ingest_batch`` gives exactly what calling ``store.ingest_alert`` once per alert, in order,
+inside one transaction gives: the same outcomes and states per message, the same stored rows,
+the same forward-queue entries and skips. It gets there by reading every stored row the batch
+can touch in a handful of queries up front, replaying the per-message rules (duplicate check,
+related alerts, state recompute, queueing, skipping) in memory in arrival order, and writing the
+result at the end with multi-row inserts and a few updates. The ``alerts`` generation moves once
+per batch (not once per stored message).
+
+``import_bodies`` parses bodies (CAP XML, XML feeds, the JSON feed) and ingests their alerts in
+chunks of ``CHUNK`` messages, one write transaction per chunk: a chunk is stored whole or not at
+all. The poller, the upload route and ``alertstation alerts import`` all go through it (the
+first two by way of ``import_messages``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, bindparam, insert, select, tuple_, update
+
+from alertstation.alerts import lifecycle
+from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.lifecycle import ChainRow, Verdict
+from alertstation.alerts.matching import encode_geocode_lists
+from alertstation.alerts.model import Alert, ParseProblem
+from alertstation.alerts.parsing import AlertParseError
+from alertstation.alerts.service import ImportProblem, get_alert_settings
+from alertstation.alerts.store import (
+    GENERATION,
+    ChainKey,
+    IngestResult,
+    Matchers,
+    _check_keys,
+)
+from alertstation.alerts.tables import (
+    cap_alert_geocodes,
+    cap_alert_refs,
+    cap_alert_vtec,
+    cap_alerts,
+    eas_forward_queue,
+)
+from alertstation.alerts.trust import Trust, anchors_at, explain_unavailable
+from alertstation.db import bump_generation
+from alertstation.db.engine import begin_write
+from alertstation.db.types import utcnow
+
+log = logging.getLogger(__name__)
+
+#: Messages per write transaction. A chunk is all-or-nothing; a huge archive is several chunks.
+CHUNK = 1000
+#: Most keys in one ``IN`` list (keeps SQLite's bound-parameter count low).
+_IN_CHUNK = 400
+_SKIP_REASON = "event ended before it aired"
+_ALERT_FIELDS = (
+    "sender", "identifier", "sent", "source", "status", "msg_type", "event", "event_code",
+    "severity", "urgency", "certainty", "headline", "area_desc", "effective", "onset",
+    "expires", "ends", "raw",
+)  # fmt: skip
+_V = cap_alert_vtec.c
+_KEY_COLUMNS = (_V.office, _V.phenomenon, _V.significance, _V.etn, _V.year)
+_ID_BASE = 1 << 62  # provisional ids of new alerts: above every stored id, in arrival order
+T = TypeVar("T")
+Key = tuple[str, str]
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What the lifecycle rules read of one alert (stored or new in this batch)."""
+
+    id: int
+    sender: str
+    identifier: str
+    sent: datetime
+    msg_type: str
+    expires: datetime | None
+    state: str
+    cancelled_at: datetime | None
+    in_area: bool
+    keys: list[ChainKey] = field(default_factory=list)  # one per VTEC row, in position order
+    refs: list[Key] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _New:
+    """A new alert of the batch: its facts and the rows it will be stored with."""
+
+    facts: _Facts
+    alert: Alert
+    code_ids: list[int]
+    stored_area: bool
+    explicit: bool
+
+
+def _chunks(items: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class _Batch:
+    """The stored rows one batch can touch, held in memory, and what the batch changes."""
+
+    def __init__(self, conn: Connection, alerts: Sequence[Alert], now: datetime) -> None:
+        self.conn = conn
+        self.now = now
+        self.by_key: dict[Key, int] = {}  # (sender, identifier) -> id, stored and new
+        self.facts: dict[int, _Facts] = {}  # full facts: stored alerts that can change, and new
+        self.state: dict[int, str] = {}  # current state of every known stored or new alert
+        self.in_area: dict[int, bool] = {}
+        self.chains: dict[ChainKey, list[ChainRow]] = defaultdict(list)
+        self.referrers: dict[Key, list[tuple[int, str, datetime]]] = defaultdict(list)
+        self.new: list[_New] = []
+        self.changed: set[int] = set()  # stored alerts whose state or cancelled_at changed
+        self.terminal: set[ChainKey] = set()  # chains found terminal by a recompute
+        self.skip_stored: set[int] = set()  # stored alerts whose pending entries are skipped
+        self.queue: list[dict[str, Any]] = []
+        self.queued: dict[int, dict[str, Any]] = {}
+        self._load(alerts)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _load(self, alerts: Sequence[Alert]) -> None:
+        conn, a = self.conn, cap_alerts.c
+        own = {(x.sender, x.identifier) for x in alerts}
+        named = own | {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
+        for part in _chunks(sorted(named)):
+            for row in conn.execute(
+                select(a.id, a.sender, a.identifier, a.state, a.in_area).where(
+                    tuple_(a.sender, a.identifier).in_(part)
+                )
+            ):
+                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        refs = {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
+        related = {self.by_key[k] for k in refs if k in self.by_key}
+        identifiers = {x.identifier for x in alerts}
+        related |= self._load_referrers(identifiers)
+        keys = sorted({v.event_key(x.sent) for x in alerts for v in x.vtec})
+        related |= self._load_chains(keys)
+        # Stored alerts a batch message relates to can change: read all they are judged by.
+        related_ids = sorted(related)
+        if not related_ids:
+            return
+        for part in _chunks(related_ids):
+            for row in conn.execute(
+                select(
+                    a.id, a.sender, a.identifier, a.sent, a.msg_type, a.expires, a.state,
+                    a.cancelled_at, a.in_area,
+                ).where(a.id.in_(part))
+            ):  # fmt: skip
+                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+                self.facts[row.id] = _Facts(
+                    row.id, row.sender, row.identifier, row.sent, row.msg_type, row.expires,
+                    row.state, row.cancelled_at, row.in_area,
+                )  # fmt: skip
+        self._load_related(related_ids, set(keys), identifiers)
+
+    def _load_related(
+        self, related_ids: list[int], keys: set[ChainKey], identifiers: set[str]
+    ) -> None:
+        """Read the chains, referrers and references of stored alerts the batch relates to."""
+        conn, a, r = self.conn, cap_alerts.c, cap_alert_refs.c
+        other_keys: set[ChainKey] = set()
+        for part in _chunks(related_ids):
+            for row in conn.execute(
+                select(_V.alert_id, *_KEY_COLUMNS)
+                .where(_V.alert_id.in_(part))
+                .order_by(_V.alert_id, _V.position)
+            ):
+                key = tuple(row[1:])
+                self.facts[row.alert_id].keys.append(key)  # type: ignore[arg-type]
+                other_keys.add(key)  # type: ignore[arg-type]
+        self._load_chains(sorted(other_keys - keys))
+        self._load_referrers({f.identifier for f in self.facts.values()} - identifiers)
+        targets: dict[int, list[Key]] = defaultdict(list)
+        for part in _chunks(related_ids):
+            for row in conn.execute(
+                select(r.alert_id, r.ref_sender, r.ref_identifier).where(r.alert_id.in_(part))
+            ):
+                targets[row.alert_id].append((row.ref_sender, row.ref_identifier))
+        wanted = sorted({k for refs in targets.values() for k in refs} - set(self.by_key))
+        for part in _chunks(wanted):
+            for row in conn.execute(
+                select(a.id, a.sender, a.identifier, a.state, a.in_area).where(
+                    tuple_(a.sender, a.identifier).in_(part)
+                )
+            ):
+                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        for alert_id, refs in targets.items():
+            self.facts[alert_id].refs = refs
+
+    def _know(self, alert_id: int, sender: str, identifier: str, state: str, area: bool) -> None:
+        self.by_key[(sender, identifier)] = alert_id
+        self.state.setdefault(alert_id, state)
+        self.in_area.setdefault(alert_id, area)
+
+    def _load_referrers(self, identifiers: set[str]) -> set[int]:
+        """Read who references these identifiers (referrer id, msg_type, sent)."""
+        found: set[int] = set()
+        r = cap_alert_refs.c
+        for part in _chunks(sorted(identifiers)):
+            for row in self.conn.execute(
+                select(
+                    r.alert_id, r.ref_sender, r.ref_identifier, cap_alerts.c.msg_type,
+                    cap_alerts.c.sent,
+                )
+                .join(cap_alerts, cap_alerts.c.id == r.alert_id)
+                .where(r.ref_identifier.in_(part))
+            ):  # fmt: skip
+                key = (row.ref_sender, row.ref_identifier)
+                self.referrers[key].append((row.alert_id, row.msg_type, row.sent))
+                found.add(row.alert_id)
+        return found
+
+    def _load_chains(self, keys: Sequence[ChainKey]) -> set[int]:
+        """Read every stored member of these chains (and its state); return the member ids."""
+        found: set[int] = set()
+        for part in _chunks(keys):
+            for row in self.conn.execute(
+                select(_V.alert_id, cap_alerts.c.sent, _V.action, cap_alerts.c.state, *_KEY_COLUMNS)
+                .join(cap_alerts, cap_alerts.c.id == _V.alert_id)
+                .where(tuple_(*_KEY_COLUMNS).in_(part))
+            ):
+                self.chains[tuple(row[4:])].append(  # type: ignore[index]
+                    ChainRow(row.alert_id, row.sent, row.action)
+                )
+                self.state.setdefault(row.alert_id, row.state)
+                found.add(row.alert_id)
+        return found
+
+    # -- the per-message rules, in memory ------------------------------------------------------
+
+    def ingest(
+        self, alert: Alert, matchers: Matchers, *, explicit: bool
+    ) -> tuple[str, int | None, str | None, bool, bool]:
+        """Apply one message: return (outcome, id, state, queued, in_area) as ingest_alert."""
+        existing = self.by_key.get((alert.sender, alert.identifier))
+        if existing is not None:
+            return "duplicate", existing, self.state[existing], False, self.in_area[existing]
+        geocodes = sorted(alert.geocodes)
+        in_area = matchers.area.matches(geocodes)
+        stored_area = in_area or matchers.storage.matches(geocodes)
+        keys = [vtec.event_key(alert.sent) for vtec in alert.vtec]
+        related = self._related(alert, keys)
+        if not (explicit or stored_area or related):
+            return "ignored", None, None, False, False
+        flat, _offsets = encode_geocode_lists([geocodes])
+        alert_id = _ID_BASE + len(self.new)
+        refs = list(dict.fromkeys((r.sender, r.identifier) for r in alert.references))
+        facts = _Facts(
+            alert_id, alert.sender, alert.identifier, alert.sent, alert.msg_type, alert.expires,
+            lifecycle.ACTIVE, None, in_area, keys, refs,
+        )  # fmt: skip
+        self.new.append(_New(facts, alert, sorted({int(c) for c in flat}), stored_area, explicit))
+        self.facts[alert_id] = facts
+        self._know(alert_id, alert.sender, alert.identifier, lifecycle.ACTIVE, in_area)
+        for key, vtec in zip(keys, alert.vtec, strict=True):
+            self.chains[key].append(ChainRow(alert_id, alert.sent, vtec.action))
+        for ref in refs:
+            self.referrers[ref].append((alert_id, alert.msg_type, alert.sent))
+        self._recompute({alert_id, *related})
+        state = facts.state
+        refusal = lifecycle.forward_refusal(
+            alert, state=state, in_area=in_area, events=matchers.forward_events
+        )
+        if not refusal:
+            entry = {
+                "alert_id": alert_id,
+                "event_code": alert.event_code,
+                "queued_at": self.now,
+                "state": "pending",
+                "reason": "",
+            }
+            self.queue.append(entry)
+            self.queued[alert_id] = entry
+        return "stored", alert_id, state, not refusal, in_area
+
+    def _related(self, alert: Alert, keys: Sequence[ChainKey]) -> set[int]:
+        found = {
+            self.by_key[(r.sender, r.identifier)]
+            for r in alert.references
+            if (r.sender, r.identifier) in self.by_key
+        }
+        found.update(row[0] for row in self.referrers.get((alert.sender, alert.identifier), ()))
+        for key in keys:
+            found.update(row.alert_id for row in self.chains.get(key, ()))
+        return found
+
+    def _recompute(self, wanted: set[int]) -> None:
+        """Mirror ``store.recompute_states`` for the given alerts."""
+        own_keys = {key for alert_id in wanted for key in self.facts[alert_id].keys}
+        verdicts: dict[ChainKey, dict[int, Verdict]] = {}
+        ended_chain: set[int] = set()
+        for key in own_keys:
+            members = self.chains[key]
+            verdicts[key] = lifecycle.chain_verdicts(members)
+            if lifecycle.chain_is_terminal(members):
+                self.terminal.add(key)
+                ended_chain.update(row.alert_id for row in members)
+        ended: list[int] = []
+        for alert_id in sorted(wanted):
+            facts = self.facts[alert_id]
+            updated, cancelled_by = self._referred(facts)
+            verdict = lifecycle.decide(
+                msg_type=facts.msg_type,
+                sent=facts.sent,
+                expires=facts.expires,
+                vtec=lifecycle.combine_roles(verdicts[key][alert_id] for key in facts.keys),
+                updated=updated,
+                cancelled_by=cancelled_by,
+                now=self.now,
+            )
+            if (verdict.state, verdict.cancelled_at) == (facts.state, facts.cancelled_at):
+                continue
+            facts.state, facts.cancelled_at = verdict.state, verdict.cancelled_at
+            self.state[alert_id] = verdict.state
+            if alert_id < _ID_BASE:
+                self.changed.add(alert_id)
+            if verdict.state in (lifecycle.CANCELLED, lifecycle.EXPIRED) or (
+                verdict.state != lifecycle.ACTIVE and alert_id in ended_chain
+            ):
+                ended.append(alert_id)
+        if ended:
+            self._skip_ended(ended)
+
+    def _referred(self, facts: _Facts) -> tuple[bool, datetime | None]:
+        updated, cancelled = False, None
+        for _referrer, msg_type, sent in self.referrers.get((facts.sender, facts.identifier), ()):
+            if msg_type == "Cancel":
+                cancelled = sent if cancelled is None else min(cancelled, sent)
+            else:
+                updated = True
+        return updated, cancelled
+
+    def _skip_ended(self, ended: Sequence[int]) -> None:
+        """Mirror ``store._skip_ended``: skip pending entries of ended alerts and their kin."""
+        ids = set(ended)
+        for alert_id in ended:
+            ids.update(self.by_key[k] for k in self.facts[alert_id].refs if k in self.by_key)
+            for key in self.facts[alert_id].keys:
+                ids.update(
+                    row.alert_id
+                    for row in self.chains[key]
+                    if self.state[row.alert_id] != lifecycle.ACTIVE
+                )
+        for alert_id in ids:
+            if alert_id >= _ID_BASE:
+                entry = self.queued.get(alert_id)
+                if entry is not None and entry["state"] == "pending":
+                    entry.update(state="skipped", reason=_SKIP_REASON)
+            else:
+                self.skip_stored.add(alert_id)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(self) -> dict[int, int]:
+        """Write the batch's rows and changes; return provisional id -> stored id."""
+        conn, a, now = self.conn, cap_alerts.c, self.now
+        real: dict[int, int] = {}
+        if self.new:
+            rows = [
+                {
+                    **{name: getattr(item.alert, name) for name in _ALERT_FIELDS},
+                    "state": item.facts.state,
+                    "cancelled_at": item.facts.cancelled_at,
+                    "signature_status": item.alert.signature.status,
+                    "signature_reason": item.alert.signature.reason,
+                    "in_area": item.facts.in_area,
+                    "stored_area": item.stored_area,
+                    "explicit": item.explicit,
+                    "received_at": now,
+                    "updated_at": now,
+                }
+                for item in self.new
+            ]
+            ids = conn.execute(
+                insert(cap_alerts).returning(a.id, sort_by_parameter_order=True), rows
+            ).scalars()
+            real = {item.facts.id: int(i) for item, i in zip(self.new, ids, strict=True)}
+        if self.changed:
+            conn.execute(
+                update(cap_alerts).where(a.id == bindparam("b_id")),
+                [
+                    {
+                        "b_id": i,
+                        "state": self.facts[i].state,
+                        "cancelled_at": self.facts[i].cancelled_at,
+                        "updated_at": now,
+                    }
+                    for i in sorted(self.changed)
+                ],
+            )
+        for part in _chunks(sorted(self.terminal)):
+            conn.execute(
+                update(cap_alert_vtec)
+                .where(tuple_(*_KEY_COLUMNS).in_(part), _V.chain_terminal.is_(False))
+                .values(chain_terminal=True)
+            )
+        self._insert_children(real)
+        for part in _chunks(sorted(self.skip_stored)):
+            conn.execute(
+                update(eas_forward_queue)
+                .where(
+                    eas_forward_queue.c.alert_id.in_(part),
+                    eas_forward_queue.c.state == "pending",
+                )
+                .values(state="skipped", reason=_SKIP_REASON)
+            )
+        if self.new:
+            bump_generation(conn, GENERATION)
+        return real
+
+    def _insert_children(self, real: dict[int, int]) -> None:
+        geocodes, refs, vtec = [], [], []
+        for item in self.new:
+            alert_id = real[item.facts.id]
+            geocodes += [{"alert_id": alert_id, "code_id": c} for c in item.code_ids]
+            sent_of = {(r.sender, r.identifier): r.sent for r in item.alert.references}
+            refs += [
+                {"alert_id": alert_id, "ref_sender": s, "ref_identifier": i, "ref_sent": t}
+                for (s, i), t in sent_of.items()
+            ]
+            vtec += [
+                {
+                    "alert_id": alert_id,
+                    "position": position,
+                    "product_class": v.product_class,
+                    "action": v.action,
+                    "office": key[0],
+                    "phenomenon": key[1],
+                    "significance": key[2],
+                    "etn": key[3],
+                    "year": key[4],
+                    "begin": v.begin,
+                    "end": v.end,
+                    "chain_terminal": key in self.terminal,
+                }
+                for position, (v, key) in enumerate(
+                    zip(item.alert.vtec, item.facts.keys, strict=True)
+                )
+            ]
+        for table, rows in (
+            (cap_alert_geocodes, geocodes),
+            (cap_alert_refs, refs),
+            (cap_alert_vtec, vtec),
+        ):
+            if rows:
+                self.conn.execute(insert(table), rows)
+        if self.queue:
+            self.conn.execute(
+                insert(eas_forward_queue),
+                [{**entry, "alert_id": real[entry["alert_id"]]} for entry in self.queue],
+            )
+
+
+def ingest_batch(
+    conn: Connection,
+    alerts: Sequence[Alert],
+    matchers: Matchers,
+    *,
+    explicit: bool = False,
+    now: datetime | None = None,
+) -> list[IngestResult]:
+    """Ingest alerts in order inside the caller's transaction, as ingest_alert once per alert.
+
+    A sender or identifier longer than ``store.MAX_KEY_CHARS`` is a ValueError and nothing is
+    written (``import_bodies`` checks them first and reports such a message as a problem).
+    """
+    now = now or utcnow()
+    for alert in alerts:
+        _check_keys(alert)
+    if not alerts:
+        return []
+    batch = _Batch(conn, alerts, now)
+    done = [batch.ingest(alert, matchers, explicit=explicit) for alert in alerts]
+    real = batch.write()
+    return [
+        IngestResult(
+            alert.identifier,
+            outcome,
+            real.get(alert_id, alert_id) if alert_id is not None else None,
+            state,
+            queued=queued,
+            in_area=in_area,
+        )
+        for alert, (outcome, alert_id, state, queued, in_area) in zip(alerts, done, strict=True)
+    ]
+
+
+Item = IngestResult | ImportProblem
+
+
+def parse_body(
+    data: bytes, source: str, *, now: datetime | None = None, trust: Trust = None
+) -> list[Alert | ImportProblem]:
+    """Parse one body into alerts and the problems of the entries that could not be used."""
+    try:
+        parsed = parse_any(data, trust=anchors_at(trust, now))
+    except AlertParseError as ex:
+        log.warning("alert import: skipped %s: %s", source, ex)
+        return [ImportProblem(source, str(ex))]
+    items: list[Alert | ImportProblem] = []
+    for item in parsed:
+        if isinstance(item, ParseProblem):
+            where = f"{source} entry {item.position}"
+            if item.identifier:
+                where += f" ({item.identifier})"
+            log.warning("alert import: skipped %s: %s", where, item.reason)
+            items.append(ImportProblem(where, item.reason, link=item.link))
+            continue
+        alert = explain_unavailable(item, trust)
+        try:
+            _check_keys(alert)
+        except ValueError as ex:
+            where = f"{source} ({alert.identifier[:80]})"
+            log.warning("alert import: skipped %s: %s", where, ex)
+            items.append(ImportProblem(where, str(ex)))
+            continue
+        items.append(alert)
+    return items
+
+
+def ingest_items(
+    engine: Engine,
+    items: Sequence[Alert | ImportProblem],
+    *,
+    explicit: bool,
+    now: datetime | None = None,
+    chunk: int = CHUNK,
+    progress: Callable[[int], None] | None = None,
+) -> list[Item]:
+    """Ingest the alerts among ``items`` in chunks, one write transaction per chunk.
+
+    Problems pass through in place. ``progress`` is called with the number of messages done
+    after each chunk.
+    """
+    results: list[Item | None] = [
+        item if isinstance(item, ImportProblem) else None for item in items
+    ]
+    positions = [i for i, item in enumerate(items) if not isinstance(item, ImportProblem)]
+    for part in _chunks(positions, max(1, chunk)):
+        alerts = [items[i] for i in part]
+        with begin_write(engine) as conn:
+            matchers = get_alert_settings(conn).matchers()
+            done = ingest_batch(conn, alerts, matchers, explicit=explicit, now=now)  # type: ignore[arg-type]
+        for i, result in zip(part, done, strict=True):
+            results[i] = result
+        if progress is not None:
+            progress(len(part))
+    return [r for r in results if r is not None]
+
+
+def import_bodies(
+    engine: Engine,
+    bodies: Iterable[tuple[bytes, str]],
+    *,
+    explicit: bool = True,
+    now: datetime | None = None,
+    trust: Trust = None,
+    chunk: int = CHUNK,
+) -> list[Item]:
+    """Parse every (body, source) and ingest all their alerts in chunks of ``chunk``."""
+    items: list[Alert | ImportProblem] = []
+    for data, source in bodies:
+        items += parse_body(data, source, now=now, trust=trust)
+    return ingest_items(engine, items, explicit=explicit, now=now, chunk=chunk)
+
+
+def import_messages(
+    engine: Engine,
+    data: bytes,
+    source: str,
+    *,
+    explicit: bool = True,
+    now: datetime | None = None,
+    trust: Trust = None,
+) -> list[IngestResult | ImportProblem]:
+    """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
+
+    The alerts go through the batch path (``import_bodies``): one write transaction per chunk of
+    ``CHUNK`` messages, all-or-nothing per chunk. A body that cannot be parsed, one entry
+    of a feed that cannot, or an alert whose sender or identifier is too long to store, is
+    logged with its source and reported as an ImportProblem; the rest is stored.
+
+    ``trust`` is what signatures are checked against (``alerts.trust.trust_for(settings)``):
+    anchors, checked at ``now`` when given (the time of receipt) unless they carry their own
+    time; ``None`` (no anchors configured: a signed message is recorded failed, never
+    verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
+    """
+    return import_bodies(engine, [(data, source)], explicit=explicit, now=now, trust=trust)
