@@ -568,3 +568,54 @@ def import_bodies(
     for data, source in bodies:
         items += parse_body(data, source, now=now, trust=trust)
     return ingest_items(engine, items, explicit=explicit, now=now, chunk=chunk)
+
+
+class ChunkedImport:
+    """Collect parsed bodies and ingest their alerts a chunk at a time (``alerts import``).
+
+    ``add`` takes one source's parsed items and returns the sources whose results are now
+    known, in the order they were added, each with its results; ``flush`` ingests the rest.
+    Each chunk of ``chunk`` alerts (default ``CHUNK``) is one write transaction; a source's
+    alerts share a chunk unless they overflow it. ``progress(count)`` is called with the
+    alerts done per chunk.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        explicit: bool = True,
+        chunk: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self._engine = engine
+        self._explicit = explicit
+        self._chunk = max(1, chunk or CHUNK)
+        self._progress = progress
+        self._pending: list[tuple[str, list[Alert | ImportProblem]]] = []
+        self._alerts = 0
+
+    def add(self, source: str, items: list[Alert | ImportProblem]) -> list[tuple[str, list[Item]]]:
+        """Queue one source's items; ingest and return what is due once a chunk is full."""
+        self._pending.append((source, items))
+        self._alerts += sum(1 for item in items if not isinstance(item, ImportProblem))
+        return self.flush() if self._alerts >= self._chunk else []
+
+    def flush(self) -> list[tuple[str, list[Item]]]:
+        """Ingest everything queued; return each source with its results."""
+        pending, self._pending, self._alerts = self._pending, [], 0
+        if not pending:
+            return []
+        flat = [item for _source, items in pending for item in items]
+        results = ingest_items(
+            self._engine,
+            flat,
+            explicit=self._explicit,
+            chunk=self._chunk,
+            progress=self._progress,
+        )
+        done, start = [], 0
+        for source, items in pending:
+            done.append((source, results[start : start + len(items)]))
+            start += len(items)
+        return done
