@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,13 +20,7 @@ import falcon
 
 from alertstation.auth.permissions import READ_ONLY_ROLES
 from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriTooLong
-from alertstation.http.client_address import (
-    IPNetwork,
-    client_address,
-    forwarded_scheme,
-    is_trusted,
-    parse_address,
-)
+from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
 from alertstation.logs import request_id_var
@@ -50,24 +44,25 @@ class RequestContextMiddleware:
     """Give each request its id, client address and scheme; log it when it is answered."""
 
     def __init__(self, trusted_proxies: Iterable[IPNetwork], max_request_bytes: int) -> None:
-        self._trusted = tuple(trusted_proxies)
+        self._proxies = TrustedProxies(trusted_proxies)
         self._max_request_bytes = max_request_bytes
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
-        peer = req.remote_addr
-        req.context.client_ip = client_address(
-            peer, req.get_header("X-Forwarded-For"), self._trusted
+        # The peer is parsed once per distinct peer string (remembered), not once per question.
+        origin = self._proxies.origin(
+            req.remote_addr,
+            req.get_header("X-Forwarded-For"),
+            req.get_header("X-Forwarded-Proto"),
+            req.scheme,
         )
-        req.context.scheme = forwarded_scheme(
-            peer, req.get_header("X-Forwarded-Proto"), req.scheme, self._trusted
-        )
+        req.context.client_ip = origin.client_ip
+        req.context.scheme = origin.scheme
         incoming = req.get_header("X-Request-ID")
-        from_proxy = is_trusted(parse_address(peer), self._trusted)
-        if incoming and from_proxy and _REQUEST_ID.match(incoming):
+        if incoming and origin.from_proxy and _REQUEST_ID.match(incoming):
             request_id = incoming
         else:
-            request_id = uuid.uuid4().hex
+            request_id = os.urandom(16).hex()  # 32 hex digits, as uuid4().hex, for less work
         req.context.request_id = request_id
         req.context.request_id_token = request_id_var.set(request_id)
         req.context.user = None
