@@ -36,6 +36,7 @@ cdef enum:
     MAX_DEPTH = 130
     C_NOT_PARSED = -2
     GROUP = 32  # keys searched side by side by find_many
+    C_AHEAD = 16  # items whose str objects find_many requests ahead of the one it parses
 
 NO_MATCH = -1
 NOT_PARSED = -2
@@ -195,6 +196,14 @@ cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t
     hi[0] = 0
     lo[0] = MAPPED_LO | v4
     return 4
+
+
+cdef extern from *:
+    """
+    /* A read prefetch into every cache level; a prefetch never faults. */
+    static inline void cidr_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
+    """
+    void cidr_prefetch(const void *p) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -503,6 +512,8 @@ cdef void _search_group(
         if size[j] > most:
             most = size[j]
     while most > 1:  # ceil(size / 2) is monotonic: ``most`` stays the largest size
+        for j in range(g):  # ask for every key's next bound first, then compare
+            cidr_prefetch(bounds + 2 * (base[j] + (size[j] >> 1)))
         for j in range(g):
             half = size[j] >> 1
             mid = base[j] + half
@@ -513,6 +524,8 @@ cdef void _search_group(
             base[j] += half * le
             size[j] -= half
         most -= most >> 1
+    for j in range(g):
+        cidr_prefetch(table.labels + base[j])
     for j in range(g):
         if out[j] != C_NOT_PARSED:
             out[j] = table.labels[base[j]]
@@ -633,6 +646,8 @@ cdef class PrefixTable:
         cdef uint64_t *key = &key_view[0, 0]
         cdef const Table *table = &self._table
         for i in range(n):
+            if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
+                cidr_prefetch(PyList_GET_ITEM(values, i + C_AHEAD))
             item = PyList_GET_ITEM(values, i)
             if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
                 parsed = _parse_text(
