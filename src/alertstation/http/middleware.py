@@ -23,7 +23,7 @@ from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriToo
 from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
-from alertstation.logs import request_id_var
+from alertstation.logs import access_line_writer, json_line, request_id_var
 
 access_log = logging.getLogger("alertstation.access")
 
@@ -93,27 +93,36 @@ class RequestContextMiddleware:
         elif (resp.content_type or "").startswith(falcon.MEDIA_HTML):
             resp.set_header("Content-Security-Policy", _PAGE_CSP)
             resp.set_header("Cache-Control", "no-store")
-        started = getattr(req.context, "started", None)
-        user = getattr(req.context, "user", None)
-        access_log.info(
-            "%s %s %s",
-            req.method,
-            req.path,
-            resp.status_code,
-            extra={
-                "method": req.method,
-                "path": req.path,
-                "status": resp.status_code,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2)
-                if started
-                else None,
-                "client_ip": getattr(req.context, "client_ip", None),
-                "user": getattr(user, "username", None),
-            },
-        )
+        if access_log.isEnabledFor(logging.INFO):
+            _log_access(req, resp)
         token = getattr(req.context, "request_id_token", None)
         if token is not None:
             request_id_var.reset(token)
+
+
+def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
+    """Log the request's access line: method, path, status, duration, client and user.
+
+    When the station's JSON background writer is the only handler, the line is built directly
+    (the same JSON as the formatter's, without a log record) and queued for the writer.
+    """
+    started = getattr(req.context, "started", None)
+    user = getattr(req.context, "user", None)
+    method, path, status = req.method, req.path, resp.status_code
+    fields = {
+        "method": method,
+        "path": path,
+        "status": status,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 2) if started else None,
+        "client_ip": getattr(req.context, "client_ip", None),
+        "user": getattr(user, "username", None),
+    }
+    writer = access_line_writer(access_log, logging.INFO)
+    if writer is None:
+        access_log.info("%s %s %s", method, path, status, extra=fields)
+        return
+    message = f"{method} {path} {status}"
+    writer.put_line(json_line(time.time(), "info", access_log.name, message, fields))
 
 
 class AuthorizationMiddleware:
