@@ -1,5 +1,10 @@
 """Time CAP ingest (messages per second) against bare inserts of the same rows, on both backends.
 
+Two groups: ``alerts.ingest[<backend>]`` one message per call and per transaction on both sides
+(a poller fetching linked documents one by one); ``alerts.ingest_batch[<backend>]`` the batch
+path (``alerts.bulk.import_bodies``: ``alerts import``, a feed's entries, an upload) against bare
+multi-row inserts of the same rows, both in one transaction for the whole batch.
+
 ``alerts.ingest[<backend>]``: seeded CAP 1.2 messages (each with a P-VTEC string of its own
 chain and three SAME codes in the configured area) through ``import_messages(...,
 explicit=False)``, the path the poller takes: hardened XML parse, geocode matching, the
@@ -23,7 +28,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, delete, insert, select
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.bulk import import_bodies, import_messages
 from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.matching import encode_geocode_lists
 from alertstation.alerts.model import Alert
@@ -132,6 +137,28 @@ def peer(engine: Engine, rows: list[tuple[dict[str, Any], list[int], list[dict]]
     return len(rows)
 
 
+def ours_batch(engine: Engine, messages: list[bytes]) -> int:
+    """Ingest every message through the batch path (one chunk); return how many were stored."""
+    results = import_bodies(engine, [(m, "bench") for m in messages], explicit=False, now=NOW)
+    return sum(getattr(result, "outcome", "") == "stored" for result in results)
+
+
+def peer_batch(engine: Engine, rows: list[tuple[dict[str, Any], list[int], list[dict]]]) -> int:
+    """Insert the prepared rows in one transaction, three multi-row inserts; return how many."""
+    with begin_write(engine) as conn:
+        ids = conn.execute(
+            insert(cap_alerts).returning(cap_alerts.c.id, sort_by_parameter_order=True),
+            [values for values, _codes, _vtec in rows],
+        ).scalars()
+        codes, vtec = [], []
+        for alert_id, (_values, code_ids, vtec_rows) in zip(ids, rows, strict=True):
+            codes += [{"alert_id": alert_id, "code_id": c} for c in code_ids]
+            vtec += [{**v, "alert_id": alert_id} for v in vtec_rows]
+        conn.execute(insert(cap_alert_geocodes), codes)
+        conn.execute(insert(cap_alert_vtec), vtec)
+    return len(rows)
+
+
 def empty_store(engine: Engine) -> None:
     """Delete every stored alert (and its rows) so each round ingests from scratch."""
     from alertstation.alerts.tables import eas_forward_queue
@@ -183,6 +210,12 @@ def workload(request: pytest.FixtureRequest, database: Engine) -> dict[str, Any]
     assert peer(database, rows) == len(messages)
     assert stored_rows(database) == expected
     empty_store(database)
+    assert ours_batch(database, messages) == len(messages)
+    assert stored_rows(database) == expected
+    empty_store(database)
+    assert peer_batch(database, rows) == len(messages)
+    assert stored_rows(database) == expected
+    empty_store(database)
     return {"messages": messages, "rows": rows}
 
 
@@ -206,5 +239,27 @@ def test_ingest_peer(benchmark: Any, database: Engine, workload: dict[str, Any])
     benchmark.extra_info["messages"] = len(rows)
     inserted = benchmark.pedantic(
         peer, args=(database, rows), setup=lambda: empty_store(database), rounds=3
+    )
+    assert inserted == len(rows)
+
+
+def test_ingest_batch_ours(benchmark: Any, database: Engine, workload: dict[str, Any]) -> None:
+    _label(benchmark, f"alerts.ingest_batch[{database.dialect.name}]", "ours")
+    benchmark.extra_info["peer"] = "bare SQLAlchemy multi-row inserts, one transaction"
+    messages = workload["messages"]
+    benchmark.extra_info["messages"] = len(messages)
+    stored = benchmark.pedantic(
+        ours_batch, args=(database, messages), setup=lambda: empty_store(database), rounds=5
+    )
+    assert stored == len(messages)
+
+
+def test_ingest_batch_peer(benchmark: Any, database: Engine, workload: dict[str, Any]) -> None:
+    _label(benchmark, f"alerts.ingest_batch[{database.dialect.name}]", "peer")
+    benchmark.extra_info["peer"] = "bare SQLAlchemy multi-row inserts, one transaction"
+    rows = workload["rows"]
+    benchmark.extra_info["messages"] = len(rows)
+    inserted = benchmark.pedantic(
+        peer_batch, args=(database, rows), setup=lambda: empty_store(database), rounds=5
     )
     assert inserted == len(rows)

@@ -8,6 +8,14 @@ configured code (expanded once, in Python, like our bit table), so each alert co
 ``alerts.match_many.scattered`` times the same alerts with every code a new ``str`` created in
 shuffled order, so the codes of one alert lie far apart in memory, as strings kept from many
 parses do; the peer runs on the same scattered copy.
+
+``alerts.match_many.station`` and ``alerts.match_encoded.station``: a station-sized area, 59
+configured codes in two states (Ohio and Pennsylvania: SAME counties, UGC zones, the whole-state
+wildcard 039000 and two county parts) against a national feed of 5,000 alerts spread evenly over
+the states and DC, each with 1..12 counties as SAME codes and as many UGC zones, as NWS CAP
+alerts carry both. About 3 % of them match (2.6 % of the 1,000 that CI uses). The peer's
+expanded set is small here (about 12,000 codes), where the main workload's 5,000 configured
+codes make it huge.
 """
 
 from __future__ import annotations
@@ -176,3 +184,89 @@ def test_match_encoded_peer(benchmark: Any, workload: Workload) -> None:
     _label(benchmark, "alerts.match_encoded", "peer")
     result = benchmark(python_set_loop, workload.wanted, workload.alerts)
     assert len(result) == len(workload.alerts)
+
+
+# --- a station-sized area against a national feed -------------------------------------------
+
+STATION_ALERTS = 5_000
+STATION_ALERTS_SMALL = 1_000
+MAX_COUNTIES = 12
+
+
+def station_codes() -> list[str]:
+    """Return 59 configured codes in Ohio (39) and Pennsylvania (42), wildcards included."""
+    codes = ["039000"]  # all of Ohio: a whole-state wildcard
+    codes += [f"039{county:03d}" for county in range(1, 25, 2)]  # 12 whole counties
+    codes += [f"OHZ{zone:03d}" for zone in range(3, 19, 2)]  # 8 UGC zones
+    codes += [f"042{county:03d}" for county in range(1, 57, 2)]  # 28 whole counties
+    codes += ["142103", "942105"]  # parts of two more counties
+    codes += [f"PAZ{zone:03d}" for zone in range(20, 36, 2)]  # 8 UGC zones
+    return codes
+
+
+def national_feed(n_alerts: int, seed: int = SEED) -> list[list[str]]:
+    """Return seeded alerts, each in one state or DC: 1..12 SAME counties and as many zones."""
+    rng = np.random.default_rng(seed)
+    states = sorted((postal, fips) for postal, fips in STATE_FIPS.items() if fips < 60)
+    alerts = []
+    for _ in range(n_alerts):
+        postal, fips = states[int(rng.integers(len(states)))]
+        count = int(rng.integers(1, MAX_COUNTIES + 1))
+        counties = (rng.choice(100, size=count, replace=False) * 2 + 1).tolist()  # odd, as FIPS
+        zones = rng.choice(np.arange(1, 151), size=count, replace=False).tolist()
+        codes = [f"0{fips:02d}{county:03d}" for county in counties]
+        codes += [f"{postal}Z{zone:03d}" for zone in zones]
+        alerts.append(codes)
+    return alerts
+
+
+@dataclass(frozen=True)
+class StationWorkload:
+    """A national feed, the station's matcher and the peer's expanded set."""
+
+    alerts: list[list[str]]
+    flat: np.ndarray
+    offsets: np.ndarray
+    matcher: GeocodeMatcher
+    wanted: frozenset[str]
+
+
+@pytest.fixture(scope="module")
+def station(request: pytest.FixtureRequest) -> StationWorkload:
+    """Return the station workload after checking that ours and the peer agree on it."""
+    disabled = bool(request.config.getoption("benchmark_disable", default=False))
+    alerts = national_feed(STATION_ALERTS_SMALL if disabled else STATION_ALERTS)
+    configured = station_codes()
+    assert len(configured) == 59
+    matcher = GeocodeMatcher(configured)
+    flat, offsets = encode_geocode_lists(alerts)
+    data = StationWorkload(alerts, flat, offsets, matcher, expand_for_python(configured))
+    peer = python_set_loop(data.wanted, alerts)
+    assert matcher.match_many(alerts).tolist() == peer
+    assert matcher.match_encoded(flat, offsets).tolist() == peer
+    assert 0.02 < sum(peer) / len(peer) < 0.06  # a few per cent of a national feed
+    return data
+
+
+def test_match_many_station_ours(benchmark: Any, station: StationWorkload) -> None:
+    _label(benchmark, "alerts.match_many.station", "ours")
+    result = benchmark(station.matcher.match_many, station.alerts)
+    assert result.shape == (len(station.alerts),)
+
+
+def test_match_many_station_peer(benchmark: Any, station: StationWorkload) -> None:
+    _label(benchmark, "alerts.match_many.station", "peer")
+    result = benchmark(python_set_loop, station.wanted, station.alerts)
+    assert len(result) == len(station.alerts)
+
+
+def test_match_encoded_station_ours(benchmark: Any, station: StationWorkload) -> None:
+    _label(benchmark, "alerts.match_encoded.station", "ours")
+    result = benchmark(station.matcher.match_encoded, station.flat, station.offsets)
+    assert result.shape == (len(station.alerts),)
+
+
+def test_match_encoded_station_peer(benchmark: Any, station: StationWorkload) -> None:
+    _label(benchmark, "alerts.match_encoded.station", "peer")
+    result = benchmark(python_set_loop, station.wanted, station.alerts)
+    assert len(result) == len(station.alerts)

@@ -14,7 +14,9 @@ the reads fast is the verifier: one password check at a time per process, on a t
 lowered CPU priority. The peer is the same reads with no flood, in the same run. The ratio (peer
 time / our time) is the reads' rate under the flood as a share of their quiet rate; the test
 asserts it is at least 0.5 from its own timings (both sides measured in the same test, medians of
-several rounds), so it holds under ``make test`` (``--benchmark-disable``) too.
+several rounds). Under ``make test`` (``--benchmark-disable``) the flood and the reads still run
+and every answer is checked, but the ratio is asserted only by ``make bench``: a test suite
+sharing a loaded machine must not fail on a rate.
 """
 
 from __future__ import annotations
@@ -216,6 +218,8 @@ def test_public_reads_during_sign_in_flood(benchmark: Any, station: int) -> None
     benchmark.extra_info["rate_ratio"] = round(ratio, 3)
     assert flood.statuses[200] >= 1, "the flood really verified passwords"
     assert set(flood.statuses) <= {200}, f"every flooded sign-in succeeded: {flood.statuses}"
+    if benchmark.disabled:
+        return
     assert ratio >= MIN_RATIO, (
         f"reads under the flood ran at {ratio:.2f} of their quiet rate "
         f"(quiet {quiet}, flood {busy}, sign-ins {dict(flood.statuses)})"

@@ -11,7 +11,8 @@ threads) serves, one after another on a free loopback port,
 - a bare Falcon app and a bare Flask app answering the same routes from the same database, the
   alert page with one SQL query (``peer_data``).
 
-wrk (``-t2 -c16``, a 1 s warm-up, then 5 s with ``--latency``) sends every request as a reverse
+wrk (``-t2 -c16``, a 1 s warm-up, then 5 s with ``--latency``; three rounds, the servers
+in alternation, each figure the median of its rounds) sends every request as a reverse
 proxy on loopback would: ``X-Forwarded-For`` names a routable client, so the station's ban gate
 and automatic bans look at each request (a loopback client is exempt from both).
 
@@ -21,7 +22,7 @@ and an address inside a ban entry gets the station's 403. After the load, wrk sa
 other than 2xx and the client is not banned. The benchmark's figure is seconds per request
 (1 / req/s), so the report's ratio is the station's req/s over the peer's; the table with p99
 is printed in the summary. Under ``make test`` (``--benchmark-disable``) the same checks run
-and wrk loads each server for one second, untimed.
+and wrk loads the station for one second, untimed.
 
 The modules beside this file (a plain directory, not a package: an ``http`` package would
 shadow the standard library's under pytest's importlib mode) seed the database (``seed``), hold
@@ -33,7 +34,7 @@ the peers (``bare_falcon``, ``bare_flask``, sharing ``peer_data``), start gunico
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from sqlalchemy import func, select
 
 from alertstation.db import make_engine
 from alertstation.security.bans.tables import ip_filters
-from benchmarks.http import table, wrk
+from benchmarks.http import cpu, table, wrk
 from benchmarks.http.answers import (
     BROADCAST,
     ROUTES,
@@ -56,6 +57,7 @@ from benchmarks.http.wrk import WrkResult
 pytest.importorskip("flask")
 
 DURATION = "5s"
+ROUNDS = 3  # each server is started and loaded this many times, in alternation
 PEERS = {"falcon": "bare Falcon", "flask": "bare Flask"}
 # Goals (issue 17): on /api/broadcast/state the station reaches these shares of each peer's req/s.
 GOALS = {("broadcast_state", "falcon"): 0.85, ("broadcast_state", "flask"): 1.3}
@@ -65,9 +67,9 @@ CASES = [(route, peer) for route in ROUTES for peer in PEERS]
 
 @dataclass(frozen=True)
 class Measured:
-    """wrk's figures per (server, route); empty routes were not loaded."""
+    """wrk's figures per (server, route), one per round; routes not loaded are absent."""
 
-    results: dict[tuple[str, str], WrkResult]
+    results: dict[tuple[str, str], list[WrkResult]]
     timed: bool
 
 
@@ -80,28 +82,33 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, See
 
 @pytest.fixture(scope="module")
 def measured(request: pytest.FixtureRequest, seeded: tuple[Path, Seeded]) -> Measured:
-    """Serve each server in turn: compare its answers, then load it with wrk."""
+    """Serve each server in turn, round after round: compare its answers, then load it.
+
+    Rounds alternate the servers, so a burst of other work on the machine falls on one round of
+    one server rather than on all of that server's figures; each figure is a median of rounds.
+    """
     timed = not request.config.getoption("benchmark_disable")
     if timed and not wrk.available():
         pytest.fail("wrk is not installed: run `make bench-deps`")
     data_dir, seed = seeded
     reference: dict[str, Any] = {}
-    results: dict[tuple[str, str], WrkResult] = {}
-    for name in (STATION, *PEERS):
-        with serving(name, data_dir, seed.database_url, BROADCAST) as running:
-            answers = fetch_answers(running, seed)
-            for route, body in answers.items():
+    results: dict[tuple[str, str], list[WrkResult]] = {}
+    for _ in range(ROUNDS if timed else 1):
+        for name in (STATION, *PEERS):
+            with serving(name, data_dir, seed.database_url, BROADCAST) as running:
+                answers = fetch_answers(running, seed)
+                for route, body in answers.items():
+                    if name == STATION:
+                        reference[route] = body
+                    else:
+                        check_alike(ROUTES[route], reference[route], body, PEERS[name])
+                for route in load_routes(timed, name):
+                    results.setdefault((name, route), []).append(load(running, route, timed))
                 if name == STATION:
-                    reference[route] = body
-                else:
-                    check_alike(ROUTES[route], reference[route], body, PEERS[name])
-            for route in load_routes(timed):
-                results[(name, route)] = load(running, route, timed)
-            if name == STATION:
-                check_not_banned(running, seed)
+                    check_not_banned(running, seed)
     if timed:
-        how = f"wrk -t{wrk.THREADS} -c{wrk.CONNECTIONS} -d{DURATION} --latency after a "
-        how += f"{wrk.WARMUP} warm-up; gunicorn gthread {WORKERS} workers x {THREADS} threads"
+        how = f"median of {ROUNDS} rounds of wrk -t{wrk.THREADS} -c{wrk.CONNECTIONS} -d{DURATION}"
+        how += f" --latency after a {wrk.WARMUP} warm-up; gunicorn gthread {WORKERS}x{THREADS}"
         table.LINES[:] = table.render(results, ROUTES, how)
     return Measured(results, timed)
 
@@ -126,17 +133,21 @@ def fetch_answers(running: Running, seed: Seeded) -> dict[str, Any]:
     return bodies
 
 
-def load_routes(timed: bool) -> list[str]:
-    """Return the routes to load: both when timed, one (a one-second smoke run) otherwise."""
+def load_routes(timed: bool, name: str) -> list[str]:
+    """Return the routes to load: both when timed; otherwise a one-second run on the station."""
     if timed:
         return list(ROUTES)
-    return ["broadcast_state"] if wrk.available() else []
+    return ["broadcast_state"] if name == STATION and wrk.available() else []
 
 
 def load(running: Running, route: str, timed: bool) -> WrkResult:
-    """Load one route with wrk; fail if any answer was not 2xx."""
+    """Load one route with wrk, noting the server's CPU time; fail if any answer was not 2xx."""
     url = running.base_url + ROUTES[route]
-    result = wrk.run(url, DURATION if timed else "1s", PROXY_HEADERS, warmup=timed)
+    if timed:
+        wrk.warm_up(url, PROXY_HEADERS)
+    before = cpu.tree_seconds(running.pid)
+    result = wrk.run(url, DURATION if timed else "1s", PROXY_HEADERS)
+    result = replace(result, server_cpu=cpu.tree_seconds(running.pid) - before)
     assert result.requests > 0 and result.non_2xx == 0, (running.name, route, result)
     return result
 
@@ -154,33 +165,45 @@ def check_not_banned(running: Running, seed: Seeded) -> None:
         engine.dispose()
 
 
-def record(benchmark: Any, result: WrkResult | None, group: str, role: str, peer: str) -> None:
-    """Record wrk's seconds per request as the benchmark's one round.
+def record(
+    benchmark: Any, results: list[WrkResult] | None, group: str, role: str, peer: str
+) -> None:
+    """Record wrk's seconds per request, one benchmark round per wrk round.
 
-    wrk measured the server; pytest-benchmark only carries the figure to the JSON report (the
+    wrk measured the server; pytest-benchmark only carries the figures to the JSON report (the
     fixture's timer would time wrk's fixed duration instead).
     """
     benchmark.group = group
     benchmark.extra_info.update(role=role, peer=peer)
-    if result is None or benchmark.disabled:
+    if not results or benchmark.disabled:
         benchmark.pedantic(lambda: None)  # nothing timed: marks the fixture used
         return
-    benchmark.extra_info.update(requests_per_second=result.rate, p99_ms=result.p99 * 1000)
+    benchmark.extra_info.update(
+        requests_per_second=table.median_rate(results),
+        p99_ms=table.median_p99(results) * 1000,
+        server_cpu_us_per_request=table.median_cpu(results) * 1e6,
+    )
     benchmark._mode = "wrk"
-    benchmark._make_stats(1).update(result.seconds_per_request)
+    stats = benchmark._make_stats(1)
+    for result in results:
+        stats.update(result.seconds_per_request)
 
 
 @pytest.mark.parametrize(("route", "peer"), CASES)
 def test_station(benchmark: Any, measured: Measured, route: str, peer: str) -> None:
-    result = measured.results.get((STATION, route)) if measured.timed else None
-    record(benchmark, result, f"http.{route}[{peer}]", "ours", PEERS[peer])
+    results = measured.results.get((STATION, route)) if measured.timed else None
+    record(benchmark, results, f"http.{route}[{peer}]", "ours", PEERS[peer])
     goal = GOALS.get((route, peer))
-    if result is not None and goal is not None:
+    if results and goal is not None:
         ratio = table.ratio(measured.results, route, peer)
-        assert ratio >= goal, f"station/{PEERS[peer]} on {route}: {ratio:.2f}x < {goal}x"
+        cpu_ratio = table.cpu_ratio(measured.results, route, peer)
+        assert ratio >= goal, (
+            f"station/{PEERS[peer]} on {route}: {ratio:.2f}x req/s, under the {goal}x goal "
+            f"(CPU per request: {PEERS[peer]}/station {cpu_ratio:.2f}x)"
+        )
 
 
 @pytest.mark.parametrize(("route", "peer"), CASES)
 def test_peer(benchmark: Any, measured: Measured, route: str, peer: str) -> None:
-    result = measured.results.get((peer, route)) if measured.timed else None
-    record(benchmark, result, f"http.{route}[{peer}]", "peer", PEERS[peer])
+    results = measured.results.get((peer, route)) if measured.timed else None
+    record(benchmark, results, f"http.{route}[{peer}]", "peer", PEERS[peer])

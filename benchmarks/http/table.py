@@ -6,7 +6,8 @@ where ``-q`` and output capture do not hide them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import statistics
+from collections.abc import Mapping, Sequence
 
 from benchmarks.http.wrk import WrkResult
 
@@ -14,27 +15,57 @@ LINES: list[str] = []
 SERVERS = {"station": "station", "falcon": "bare Falcon", "flask": "bare Flask"}
 
 
-def ratio(results: Mapping[tuple[str, str], WrkResult], route: str, peer: str) -> float:
-    """Return the station's requests per second over the peer's on ``route``."""
-    return results[("station", route)].rate / results[(peer, route)].rate
+Results = Mapping[tuple[str, str], Sequence[WrkResult]]
 
 
-def render(
-    results: Mapping[tuple[str, str], WrkResult], routes: Mapping[str, str], how: str
-) -> list[str]:
+def median_rate(rounds: Sequence[WrkResult]) -> float:
+    """Return the median requests per second of a server's rounds."""
+    return statistics.median(result.rate for result in rounds)
+
+
+def median_p99(rounds: Sequence[WrkResult]) -> float:
+    """Return the median 99th percentile latency (seconds) of a server's rounds."""
+    return statistics.median(result.p99 for result in rounds)
+
+
+def median_cpu(rounds: Sequence[WrkResult]) -> float:
+    """Return the median server CPU seconds per request of a server's rounds."""
+    return statistics.median(result.cpu_per_request for result in rounds)
+
+
+def cpu_ratio(results: Results, route: str, peer: str) -> float:
+    """Return the peer's CPU per request over the station's (above 1: the station uses less)."""
+    return median_cpu(results[(peer, route)]) / median_cpu(results[("station", route)])
+
+
+def ratio(results: Results, route: str, peer: str) -> float:
+    """Return the station's median requests per second over the peer's on ``route``."""
+    return median_rate(results[("station", route)]) / median_rate(results[(peer, route)])
+
+
+def render(results: Results, routes: Mapping[str, str], how: str) -> list[str]:
     """Return the table lines for every route measured."""
-    lines = [f"HTTP end to end ({how})", f"{'route':24} {'server':12} {'req/s':>9} {'p99':>9}"]
+    lines = [
+        f"HTTP end to end ({how})",
+        f"{'route':22} {'server':12} {'req/s':>7} {'p99':>9} {'CPU/req':>9}  (req/s of each round)",
+    ]
     for route, path in routes.items():
         if ("station", route) not in results:
             continue
         for server, label in SERVERS.items():
-            result = results[(server, route)]
+            rounds = results[(server, route)]
+            each = "/".join(f"{result.rate:.0f}" for result in rounds)
             lines.append(
-                f"{path if server == 'station' else '':24} {label:12} "
-                f"{result.rate:9.0f} {result.p99 * 1000:7.2f}ms"
+                f"{path if server == 'station' else '':22} {label:12} "
+                f"{median_rate(rounds):7.0f} {median_p99(rounds) * 1000:7.2f}ms "
+                f"{median_cpu(rounds) * 1e6:7.0f}us  ({each})"
             )
         lines.append(
-            f"{'':24} ratio station/bare Falcon {ratio(results, route, 'falcon'):.2f}x, "
+            f"{'':22} req/s ratio station/bare Falcon {ratio(results, route, 'falcon'):.2f}x, "
             f"station/Flask {ratio(results, route, 'flask'):.2f}x"
+        )
+        lines.append(
+            f"{'':22} CPU/req ratio bare Falcon/station {cpu_ratio(results, route, 'falcon'):.2f}x,"
+            f" Flask/station {cpu_ratio(results, route, 'flask'):.2f}x"
         )
     return lines

@@ -27,10 +27,16 @@ class WrkResult:
     p99: float
     non_2xx: int
     socket_errors: int
+    server_cpu: float = 0.0  # CPU seconds the server used during the run, when measured
 
     @property
     def seconds_per_request(self) -> float:
         return 1.0 / self.rate
+
+    @property
+    def cpu_per_request(self) -> float:
+        """Return the server's CPU seconds per request (0 when not measured)."""
+        return self.server_cpu / self.requests if self.requests else 0.0
 
 
 def available() -> bool:
@@ -54,14 +60,21 @@ def parse(report: str) -> WrkResult:
     )
 
 
-def run(url: str, duration: str, headers: dict[str, str], warmup: bool = True) -> WrkResult:
-    """Load ``url`` for ``duration`` (after a warm-up run) and return the timed run's figures."""
+def _options(headers: dict[str, str]) -> list[str]:
     options = ["-t", str(THREADS), "-c", str(CONNECTIONS)]
     for name, value in headers.items():
         options += ["-H", f"{name}: {value}"]
-    if warmup:
-        _wrk([*options, "-d", WARMUP, url])
-    return parse(_wrk([*options, "-d", duration, "--latency", url]))
+    return options
+
+
+def warm_up(url: str, headers: dict[str, str]) -> None:
+    """Load ``url`` for the warm-up time, figures unread."""
+    _wrk([*_options(headers), "-d", WARMUP, url])
+
+
+def run(url: str, duration: str, headers: dict[str, str]) -> WrkResult:
+    """Load ``url`` for ``duration`` and return wrk's figures."""
+    return parse(_wrk([*_options(headers), "-d", duration, "--latency", url]))
 
 
 def _wrk(args: list[str]) -> str:

@@ -47,5 +47,11 @@ class PrefixTable:
     def find_key(self, hi: int, lo: int) -> int:
         """Return the label for a key, -1 when nothing covers it."""
 
+    def find_many(self, values: list[object]) -> npt.NDArray[np.int32]:
+        """Return int32 labels for address strings: -1 no match, -2 where ``find`` refuses.
+
+        Parses each str in place and searches the keys a group at a time; no Python object per
+        item.
+        """
     def find_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""

@@ -20,6 +20,8 @@ parser, which has the last word.
 """
 
 cimport cython
+from cpython.list cimport PyList_GET_ITEM
+from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
@@ -32,6 +34,9 @@ cdef Py_ssize_t MAX_ADDRESS_TEXT = 45
 # Nesting depth of distinct prefixes is bounded by the number of prefix lengths (0..128).
 cdef enum:
     MAX_DEPTH = 130
+    C_NOT_PARSED = -2
+    GROUP = 32  # keys searched side by side by find_many
+    C_AHEAD = 16  # items whose str objects find_many requests ahead of the one it parses
 
 NO_MATCH = -1
 NOT_PARSED = -2
@@ -53,42 +58,62 @@ cdef inline bint _le(uint64_t ahi, uint64_t alo, uint64_t bhi, uint64_t blo) noe
 
 
 cdef inline bint _parse_ipv4(const char *text, Py_ssize_t length, uint64_t *value) noexcept nogil:
-    """Parse dotted-quad IPv4 as ipaddress does: four 0..255 decimals, no leading zeros."""
-    cdef uint64_t number = 0, octet = 0
-    cdef Py_ssize_t i, digits = 0, dots = 0
-    cdef char ch
-    for i in range(length):
-        ch = text[i]
-        if ch == c'.':
-            if digits == 0 or dots == 3:
-                return False
-            number = (number << 8) | octet
-            octet = 0
-            digits = 0
-            dots += 1
-        elif c'0' <= ch <= c'9':
-            if digits == 3 or (digits == 1 and octet == 0):
-                return False  # too long, or a leading zero
-            octet = octet * 10 + <uint64_t>(ch - c'0')
-            if octet > 255:
-                return False
-            digits += 1
-        else:
-            return False
-    if dots != 3 or digits == 0:
+    """Parse dotted-quad IPv4 as ipaddress does: four 0..255 decimals, no leading zeros.
+
+    Each octet reads its (up to) three characters at once and picks its width and value with
+    selects, not a branch per character: octet widths vary at random from address to address,
+    and branching on them costs a misprediction an octet.
+    """
+    cdef uint64_t number = 0
+    cdef Py_ssize_t i = 0
+    cdef unsigned int d0, d1, d2, octet
+    cdef int part
+    cdef bint bad = False, more1, more2
+    if length < 7 or length > 15:
         return False
-    value[0] = (number << 8) | octet
+    for part in range(4):
+        if i >= length:
+            return False
+        d0 = <unsigned int>(<unsigned char>text[i]) - 48u
+        d1 = (<unsigned int>(<unsigned char>text[i + 1]) - 48u) if i + 1 < length else 10u
+        d2 = (<unsigned int>(<unsigned char>text[i + 2]) - 48u) if i + 2 < length else 10u
+        more1 = d1 < 10u
+        more2 = more1 & (d2 < 10u)
+        octet = (d0 * 100u + d1 * 10u + d2) if more2 else ((d0 * 10u + d1) if more1 else d0)
+        bad |= (d0 >= 10u) | (octet > 255u) | ((d0 == 0u) & more1)  # not a digit, too big, 0n
+        i += 1 + more1 + more2
+        number = (number << 8) | (octet & 0xFFu)
+        if part < 3:
+            if i >= length or text[i] != c'.':
+                return False
+            i += 1
+    if bad or i != length:
+        return False
+    value[0] = number
     return True
 
 
+# Hex digit values by byte, -1 for anything else: a table, not range tests, because random hex
+# digits make a branch on "digit or letter" a coin toss the CPU mispredicts half the time.
+cdef signed char HEX_VALUE[256]
+
+
+cdef void _fill_hex_table() noexcept:
+    cdef int ch
+    for ch in range(256):
+        HEX_VALUE[ch] = -1
+    for ch in range(10):
+        HEX_VALUE[ord('0') + ch] = ch
+    for ch in range(6):
+        HEX_VALUE[ord('a') + ch] = 10 + ch
+        HEX_VALUE[ord('A') + ch] = 10 + ch
+
+
+_fill_hex_table()
+
+
 cdef inline int _hex_value(char ch) noexcept nogil:
-    if c'0' <= ch <= c'9':
-        return ch - c'0'
-    if c'a' <= ch <= c'f':
-        return ch - c'a' + 10
-    if c'A' <= ch <= c'F':
-        return ch - c'A' + 10
-    return -1
+    return HEX_VALUE[<unsigned char>ch]
 
 
 cdef bint _parse_ipv6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) noexcept nogil:
@@ -157,7 +182,9 @@ cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t
     cdef uint64_t v4 = 0
     if length <= 0 or length > MAX_ADDRESS_TEXT:
         return 0
-    for i in range(length):
+    # Any IPv6 text has a colon within its first five characters (at most four hex digits,
+    # then a colon); text with a later colon is refused either way.
+    for i in range(min(length, 5)):
         if text[i] == c':':
             if not _parse_ipv6(text, length, hi, lo):
                 return 0
@@ -169,6 +196,21 @@ cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t
     hi[0] = 0
     lo[0] = MAPPED_LO | v4
     return 4
+
+
+cdef extern from *:
+    """
+    /* A read prefetch into every cache level; a prefetch never faults. */
+    static inline void cidr_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
+    """
+    void cidr_prefetch(const void *p) noexcept nogil
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_CheckExact(PyObject *o)
+    bint PyUnicode_IS_COMPACT_ASCII(PyObject *o)
+    void *PyUnicode_DATA(PyObject *o)
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject *o)
 
 
 cdef int _parse_object(object value, uint64_t *hi, uint64_t *lo):
@@ -433,6 +475,62 @@ cdef void _search_many(const Table *table, const uint64_t[:, ::1] keys, int32_t[
         out[i] = _search(table, keys[i, 0], keys[i, 1])
 
 
+cdef void _search_group(
+    const Table *table, const uint64_t *keys, Py_ssize_t g, int32_t *out
+) noexcept nogil:
+    """Label ``g`` keys (hi, lo pairs; at most GROUP) in lockstep, one bisection step each.
+
+    ``out[j]`` already holding C_NOT_PARSED is left alone.
+
+    A lookup in a large table is a chain of dependent cache misses (bucket index, bounds,
+    label); stepping independent keys side by side lets the CPU wait for many misses at once.
+    The steps are branch-free, and a key whose range is down to one interval stays put
+    (half = 0), so every key gets the same answer as ``_search``.
+    """
+    cdef Py_ssize_t base[GROUP]
+    cdef Py_ssize_t size[GROUP]
+    cdef Py_ssize_t j, half, mid, most = 1
+    cdef const uint32_t *index
+    cdef const uint64_t *bounds = table.bounds
+    cdef uint64_t bucket, hi, lo, bhi, blo
+    cdef bint le
+    for j in range(g):
+        if table.index != NULL:
+            hi = keys[2 * j]
+            lo = keys[2 * j + 1]
+            if hi == 0 and (lo >> 32) == 0xFFFF:
+                index = table.index
+                bucket = (lo >> 16) & 0xFFFF
+            else:
+                index = table.index + BUCKETS + 1
+                bucket = hi >> 48
+            base[j] = index[bucket]
+            size[j] = <Py_ssize_t>index[bucket + 1] - base[j] + 1
+        else:
+            base[j] = 0
+            size[j] = table.count
+        if size[j] > most:
+            most = size[j]
+    while most > 1:  # ceil(size / 2) is monotonic: ``most`` stays the largest size
+        for j in range(g):  # ask for every key's next bound first, then compare
+            cidr_prefetch(bounds + 2 * (base[j] + (size[j] >> 1)))
+        for j in range(g):
+            half = size[j] >> 1
+            mid = base[j] + half
+            bhi = bounds[2 * mid]
+            blo = bounds[2 * mid + 1]
+            hi = keys[2 * j]
+            le = (bhi < hi) | ((bhi == hi) & (blo <= keys[2 * j + 1]))
+            base[j] += half * le
+            size[j] -= half
+        most -= most >> 1
+    for j in range(g):
+        cidr_prefetch(table.labels + base[j])
+    for j in range(g):
+        if out[j] != C_NOT_PARSED:
+            out[j] = table.labels[base[j]]
+
+
 def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
     """Raise ValueError unless keys are (n, 2), lengths n values of 0..128 and no host bits set."""
     cdef Py_ssize_t i
@@ -524,6 +622,52 @@ cdef class PrefixTable:
     def find_key(self, uint64_t hi, uint64_t lo):
         """Return the label for a key, -1 when nothing covers it."""
         return _search(&self._table, hi, lo)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def find_many(self, list values):
+        """Return int32 labels for a list of address strings: -1 no match, -2 refused.
+
+        Two passes, no Python object per item: every item is parsed from its characters in
+        place into a key buffer (a plain ASCII str, which every address text is, is read
+        directly; anything else goes through the same checks as ``find``), then the keys are
+        searched a group at a time in lockstep (``_search_group``) with the GIL released.
+        """
+        cdef Py_ssize_t n = len(values), i
+        cdef PyObject *item
+        cdef int parsed
+        out = np.empty(n, dtype=np.int32)
+        if n == 0:
+            return out
+        keys = np.empty((n, 2), dtype=np.uint64)
+        cdef int32_t[::1] view = out
+        cdef uint64_t[:, ::1] key_view = keys
+        cdef int32_t *labels = &view[0]
+        cdef uint64_t *key = &key_view[0, 0]
+        cdef const Table *table = &self._table
+        for i in range(n):
+            if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
+                cidr_prefetch(PyList_GET_ITEM(values, i + C_AHEAD))
+            item = PyList_GET_ITEM(values, i)
+            if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
+                parsed = _parse_text(
+                    <const char *>PyUnicode_DATA(item),
+                    PyUnicode_GET_LENGTH(item),
+                    &key[2 * i],
+                    &key[2 * i + 1],
+                )
+            else:
+                parsed = _parse_object(<object>item, &key[2 * i], &key[2 * i + 1])
+            if not parsed:
+                key[2 * i] = 0
+                key[2 * i + 1] = 0
+            labels[i] = 0 if parsed else C_NOT_PARSED
+        i = 0
+        with nogil:
+            while i < n:
+                _search_group(table, key + 2 * i, min(<Py_ssize_t>GROUP, n - i), labels + i)
+                i += GROUP
+        return out
 
     def find_keys(self, const uint64_t[:, ::1] keys):
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""

@@ -460,7 +460,7 @@ cdef Py_ssize_t _match_csr(
     cdef Py_ssize_t i, n = out.shape[0]
     cdef int64_t k, low, high, size = flat.shape[0]
     cdef int32_t code
-    cdef uint8_t hit
+    cdef uint8_t hit, valid
     if offsets[0] < 0 or offsets[0] > size:
         return 0
     for i in range(n):
@@ -468,15 +468,16 @@ cdef Py_ssize_t _match_csr(
         high = offsets[i + 1]
         if high < low or high > size:
             return i + 1
+        # Branch-free: most alerts match nothing, so every id is tested anyway and an early
+        # exit would only add a branch per id. One unsigned compare drops negative ids (-1
+        # marks an invalid code) and ids past the id space; they test id 0 and are masked off.
         hit = 0
         for k in range(low, high):
             code = flat[k]
-            # One unsigned compare drops negative ids (-1 marks an invalid code) and ids
-            # past the id space.
-            if <uint32_t>code < C_ID_SPACE and _has(bits, code):
-                hit = 1
-                break
-        out[i] = hit
+            valid = <uint32_t>code < C_ID_SPACE
+            code = code if valid else 0
+            hit |= valid & (bits[code >> 3] >> (code & 7))
+        out[i] = hit & 1
     return -1
 
 

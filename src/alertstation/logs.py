@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
+import queue
 import sys
+import threading
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 
@@ -54,9 +57,22 @@ class TextFormatter(logging.Formatter):
         return f"{line} {' '.join(extras)}".rstrip()
 
 
-def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
-    """Send the station's logs to stderr in the chosen format (idempotent)."""
-    handler = logging.StreamHandler(sys.stderr)
+def configure_logging(
+    level: str = "INFO",
+    fmt: str = "json",
+    *,
+    background: bool = False,
+    stream: TextIO | None = None,
+) -> None:
+    """Send the station's logs to ``stream`` (stderr) in the chosen format (idempotent).
+
+    ``background`` (the web server's choice) writes the lines from a background thread, so a
+    request thread that logs never waits for stderr (:class:`BackgroundLineHandler`).
+    """
+    out = sys.stderr if stream is None else stream
+    previous = logging.getLogger("alertstation").handlers[:]
+    handler: logging.Handler
+    handler = BackgroundLineHandler(out) if background else logging.StreamHandler(out)
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
@@ -65,3 +81,140 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    for replaced in previous:
+        if isinstance(replaced, BackgroundLineHandler):
+            replaced.close()
+
+
+class BackgroundLineHandler(logging.Handler):
+    """Format each record on the logging thread, and write the lines from a background thread.
+
+    The request id lives in a context variable, so a record is formatted where it is logged; only
+    the finished line crosses the queue. The writer thread writes whatever lines are waiting in
+    one call and flushes once, so a thread that logs never waits for the stream. ``flush`` waits
+    until every line logged before it is written (``logging.shutdown`` calls it at exit), and a
+    forked child starts its own writer on its first line.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.stream = stream
+        self._queue: queue.SimpleQueue[str | threading.Event | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._writer_pid = 0
+        self._start_lock = threading.Lock()
+
+    def handle(self, record: logging.LogRecord) -> bool:  # type: ignore[override]
+        # No handler lock: formatting runs in parallel and the queue is thread-safe.
+        if not self.filter(record):
+            return False
+        self.emit(record)
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.put_line(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+    def put_line(self, line: str) -> None:
+        """Queue one finished line (without its newline) for the writer thread."""
+        if self._writer_pid != os.getpid():
+            self._start_writer()
+        self._queue.put(line)
+
+    def _start_writer(self) -> None:
+        with self._start_lock:
+            pid = os.getpid()
+            if self._writer_pid == pid:
+                return
+            if self._writer is not None:  # a forked child: the parent's queue and writer are gone
+                self._queue = queue.SimpleQueue()
+            self._writer = threading.Thread(
+                target=self._write_lines, args=(self._queue,), name="log-writer", daemon=True
+            )
+            self._writer.start()
+            self._writer_pid = pid
+
+    def _write_lines(self, lines: queue.SimpleQueue[str | threading.Event | None]) -> None:
+        while True:
+            item = lines.get()
+            batch: list[str] = []
+            done: list[threading.Event] = []
+            stop = False
+            while True:
+                if item is None:
+                    stop = True
+                elif isinstance(item, threading.Event):
+                    done.append(item)
+                else:
+                    batch.append(item)
+                try:
+                    item = lines.get_nowait()
+                except queue.Empty:
+                    break
+            if batch:
+                try:
+                    self.stream.write("\n".join(batch) + "\n")
+                    self.stream.flush()
+                except Exception:  # a closed or broken stream: the lines are dropped
+                    pass
+            for event in done:
+                event.set()
+            if stop:
+                return
+
+    def flush(self) -> None:
+        """Wait (up to 5 s) until every line queued before this call is written."""
+        if self._writer is None or self._writer_pid != os.getpid() or not self._writer.is_alive():
+            return
+        written = threading.Event()
+        self._queue.put(written)
+        written.wait(5.0)
+
+    def close(self) -> None:
+        """Write what is queued, then stop the writer thread."""
+        self.flush()
+        if self._writer is not None and self._writer_pid == os.getpid():
+            self._queue.put(None)
+            self._writer.join(5.0)
+        self._writer = None
+        self._writer_pid = 0
+        super().close()
+
+
+def access_line_writer(logger: logging.Logger, level: int) -> BackgroundLineHandler | None:
+    """Return the handler an access line can go to directly, or None to log it normally.
+
+    That is the case when ``logger`` (a child of the ``alertstation`` logger) has no handler or
+    filter of its own and the station's only handler is the JSON background writer.
+    """
+    if logger.handlers or logger.filters or not logger.propagate:
+        return None
+    parent = logger.parent
+    if parent is None or parent.name != "alertstation" or parent.filters:
+        return None
+    handlers = parent.handlers
+    if len(handlers) != 1:
+        return None
+    handler = handlers[0]
+    if not isinstance(handler, BackgroundLineHandler) or handler.filters or handler.level > level:
+        return None
+    if not isinstance(handler.formatter, JsonFormatter):
+        return None
+    return handler
+
+
+def json_line(created: float, level: str, logger: str, message: str, fields: dict[str, Any]) -> str:
+    """Return the line :class:`JsonFormatter` writes for such a record, without the record."""
+    entry: dict[str, Any] = {
+        "time": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+        "level": level,
+        "logger": logger,
+        "message": message,
+    }
+    request_id = request_id_var.get()
+    if request_id:
+        entry["request_id"] = request_id
+    entry.update(fields)
+    return orjson.dumps(entry, default=str).decode()

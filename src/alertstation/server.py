@@ -27,7 +27,7 @@ class StationServer(BaseApplication):
 
     def load(self) -> Any:
         settings = Settings.from_env()
-        configure_logging(settings.log_level, settings.log_format)
+        configure_logging(settings.log_level, settings.log_format, background=True)
         return ConnectionControl(create_app(settings))
 
 

@@ -476,6 +476,10 @@ def test_match_encoded_ignores_ids_outside_the_id_space() -> None:
         True,
     ]
     assert matcher.match_encoded([], [0, 0]).tolist() == [False]
+    # int32 ids reach the kernel as given: those past the id space test nothing (id 0, the
+    # nation, is set in every table, so an out-of-range id read as id 0 would match).
+    beyond = np.array([matching.ID_SPACE, 2**31 - 1, -(2**31), 39_049], dtype=np.int32)
+    assert matcher.match_encoded(beyond, [0, 3, 4]).tolist() == [False, True]
     assert matcher.match_encoded(np.array([39_049], np.uint32), [0]).shape == (0,)
     assert matcher.match_encoded([7, 39_049], [1, 2]).tolist() == [True]  # need not start at 0
 

@@ -161,10 +161,14 @@ def test_a_chunked_body_the_server_does_not_delimit_is_411(app: falcon.App) -> N
 # --- unread bodies -------------------------------------------------------------------------------
 
 
-def _post(app: falcon.App, path: str, body: bytes, **headers: str) -> tuple[str, dict[str, Any]]:
+def _post(
+    app: falcon.App, path: str, body: bytes, *, terminated: bool = True, **headers: str
+) -> tuple[str, dict[str, Any]]:
     env = falcon.testing.create_environ(
         path=path, method="POST", body=body, headers={"Content-Type": "application/json", **headers}
     )
+    if terminated:  # as gunicorn marks its input, which ends with the body
+        env["wsgi.input_terminated"] = True
     start = falcon.testing.StartResponseMock()
     b"".join(app(env, start))
     return start.status, env
@@ -191,3 +195,33 @@ def test_a_read_body_leaves_the_connection_open(app: falcon.App) -> None:
     status, env = _post(app, "/_edge/echo", b'{"a": 1}')
     assert status == "200 OK"
     assert not env.get(CLOSE_CONNECTION)
+
+
+class _SocketLikeInput(io.BytesIO):
+    """An unbounded server input (wsgiref's socket file): a read past the body would block."""
+
+    def __init__(self, body: bytes) -> None:
+        super().__init__(body)
+        self.size = len(body)
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.tell() >= self.size:
+            raise AssertionError("read past the body: a real socket would block here")
+        return super().read(size)
+
+
+def test_an_unbounded_input_is_never_read_past_the_body(app: falcon.App) -> None:
+    body = b'{"a": "' + b"x" * 100 + b'"}'
+    env = falcon.testing.create_environ(
+        path="/_edge/refuses",
+        method="POST",
+        body=body,
+        headers={"Content-Type": "application/json"},
+    )
+    stream = _SocketLikeInput(body)
+    stream.read()  # read around falcon's counting stream, as a multipart parser may
+    env["wsgi.input"] = stream
+    start = falcon.testing.StartResponseMock()
+    b"".join(app(env, start))
+    assert start.status.startswith("422")
+    assert env[CLOSE_CONNECTION] is True  # the server closes instead of waiting for bytes

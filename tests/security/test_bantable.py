@@ -202,6 +202,51 @@ def test_large_tables_use_the_bucket_index_and_still_agree() -> None:
     ]
 
 
+class Text(str):
+    """A str subclass: not read in place by the batch path, still an address."""
+
+
+@pytest.mark.parametrize("entry_count", [3, 6000], ids=["small", "indexed"])
+def test_batch_answers_exactly_like_the_per_call_loop(entry_count: int) -> None:
+    # contains_many and indexes parse and search in one compiled pass, a group of keys at a
+    # time; every answer must equal the per-call loop's, across group boundaries, for mapped
+    # IPv6, for text only ipaddress takes, and for each kind of refusal.
+    rng = random.Random(SEED + entry_count)
+    values = ["10.0.0.0/8", "::ffff:192.0.2.0/120", "2001:db8::/32"]
+    while len(values) < entry_count:
+        if rng.random() < 0.6:
+            address: Address = ipaddress.IPv4Address(rng.getrandbits(32))
+            values.append(str(_masked(address, rng.choice([12, 16, 24, 32]))))
+        else:
+            address = ipaddress.IPv6Address((1 << 125) | rng.getrandbits(125))
+            values.append(str(_masked(address, rng.choice([32, 48, 64, 128]))))
+    table = BanTable(values)
+    seeds = [ipaddress.ip_network(value).network_address for value in values[:200]]
+    queries: list[object] = list(random_queries(rng, values, seeds, 997))  # not a multiple of 32
+    queries[5:5] = ["::ffff:10.1.2.3", "::FFFF:192.0.2.9", "0:0:0:0:0:ffff:a01:203", "10.1.2.3"]
+    queries[40:40] = [Text("10.9.9.9"), ipaddress.ip_address("2001:db8::7"), "::ffff:1.2.3.4"]
+    queries[70:70] = ["0.0.0.0", "::", "255.255.255.255", "1:2:3:4:5:6:1.2.3.4"]
+    expected = [table.index_of(query) for query in queries]  # type: ignore[arg-type]
+    assert table.indexes(queries).tolist() == expected  # type: ignore[arg-type]
+    assert table.contains_many(queries).tolist() == [
+        table.contains(query)  # type: ignore[arg-type]
+        for query in queries
+    ]
+    assert table.contains_many(iter(queries)).tolist() == [index >= 0 for index in expected]
+    assert table.contains_many([]).tolist() == []
+    # Invalid text: the per-call path raises, and so does the batch, naming the position.
+    invalid = ["010.1.2.3", "192.0.2.9\x00", "١٠.1.2.3", "::ffff:10.1.2.3/128", "1.2.3", ""]
+    for bad in invalid:
+        with pytest.raises(ValueError):
+            table.contains(bad)
+        with pytest.raises(ValueError, match=r"addresses\[33\]"):
+            table.contains_many([*queries[:33], bad, *queries[33:]])  # type: ignore[list-item]
+    # The kernel's own batch call: -2 exactly where its per-call find refuses.
+    kernel = table._table
+    texts: list[object] = [*queries, *invalid, 7, None, b"10.1.2.3"]
+    assert kernel.find_many(texts).tolist() == [kernel.find(text) for text in texts]
+
+
 @settings(max_examples=150, deadline=None, database=None)
 @given(
     entries=st.lists(

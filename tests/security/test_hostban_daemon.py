@@ -91,7 +91,10 @@ class Daemon:
             if not missing:
                 return
             if time.monotonic() > deadline:
-                raise AssertionError(f"the jail did not read the log lines of {missing}")
+                tail = "\n".join(text.splitlines()[-40:])
+                raise AssertionError(
+                    f"the jail did not read the log lines of {missing}; server log ends:\n{tail}"
+                )
             time.sleep(0.2)
 
     def wait_banned(self, jail: str, address: str, timeout: float = 90.0) -> list[str]:

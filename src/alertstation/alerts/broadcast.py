@@ -23,9 +23,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Protocol
 
 import falcon
@@ -49,15 +51,41 @@ class Airing(Protocol):
 
 @dataclass(frozen=True)
 class ActiveSnapshot:
-    """Hold the active alerts' expiry times and area flags, and when they were read."""
+    """Hold the active alerts' expiry times and area flags, and when they were read.
+
+    Built once per alerts generation, it sorts the expiry times and keeps, for each position in
+    that order, how many in-area alerts expire there or later; ``counts`` is then a binary search
+    for ``now`` rather than a walk over every alert, and needs no state that could go out of date
+    (a clock set back answers as right as one moving on).
+    """
 
     alerts: tuple[tuple[datetime | None, bool], ...]
     built_at: datetime
+    _expiries: tuple[datetime, ...] = field(init=False, repr=False, compare=False)
+    _in_area_from: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _lasting: tuple[int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        timed = sorted(
+            ((expires, in_area) for expires, in_area in self.alerts if expires is not None),
+            key=itemgetter(0),
+        )
+        in_area_from = [0] * (len(timed) + 1)
+        for index in range(len(timed) - 1, -1, -1):
+            in_area_from[index] = in_area_from[index + 1] + bool(timed[index][1])
+        lasting = [bool(in_area) for expires, in_area in self.alerts if expires is None]
+        object.__setattr__(self, "_expiries", tuple(expires for expires, _ in timed))
+        object.__setattr__(self, "_in_area_from", tuple(in_area_from))
+        object.__setattr__(self, "_lasting", (len(lasting), sum(lasting)))
 
     def counts(self, now: datetime) -> tuple[int, int]:
         """Return (active alerts, active in-area alerts) not yet past ``expires`` at ``now``."""
-        live = [in_area for expires, in_area in self.alerts if expires is None or expires > now]
-        return len(live), sum(live)
+        first_live = bisect_right(self._expiries, now)  # expiries from here on are after now
+        lasting, lasting_in_area = self._lasting
+        return (
+            lasting + len(self._expiries) - first_live,
+            lasting_in_area + self._in_area_from[first_live],
+        )
 
 
 def build_snapshot(conn: Connection, now: datetime) -> ActiveSnapshot:

@@ -16,6 +16,7 @@ first two by way of ``import_messages``).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,7 +32,7 @@ from alertstation.alerts.lifecycle import ChainRow, Verdict
 from alertstation.alerts.matching import encode_geocode_lists
 from alertstation.alerts.model import Alert, ParseProblem
 from alertstation.alerts.parsing import AlertParseError
-from alertstation.alerts.service import ImportProblem, get_alert_settings
+from alertstation.alerts.service import AlertSettings, ImportProblem, get_alert_settings
 from alertstation.alerts.store import (
     GENERATION,
     ChainKey,
@@ -67,6 +68,32 @@ _V = cap_alert_vtec.c
 _KEY_COLUMNS = (_V.office, _V.phenomenon, _V.significance, _V.etn, _V.year)
 _ID_BASE = 1 << 62  # provisional ids of new alerts: above every stored id, in arrival order
 T = TypeVar("T")
+_A, _R = cap_alerts.c, cap_alert_refs.c
+_IN = bindparam("keys", expanding=True)
+# The reads, built once (the batch path runs them for every chunk, often of one message).
+_BY_KEY = select(_A.id, _A.sender, _A.identifier, _A.state, _A.in_area).where(
+    tuple_(_A.sender, _A.identifier).in_(_IN)
+)
+_REFERRERS = (
+    select(_R.alert_id, _R.ref_sender, _R.ref_identifier, _A.msg_type, _A.sent)
+    .join(cap_alerts, _A.id == _R.alert_id)
+    .where(_R.ref_identifier.in_(_IN))
+)
+_CHAINS = (
+    select(_V.alert_id, _A.sent, _V.action, _A.state, *_KEY_COLUMNS)
+    .join(cap_alerts, _A.id == _V.alert_id)
+    .where(tuple_(*_KEY_COLUMNS).in_(_IN))
+)
+_FACTS = select(
+    _A.id, _A.sender, _A.identifier, _A.sent, _A.msg_type, _A.expires, _A.state,
+    _A.cancelled_at, _A.in_area,
+).where(_A.id.in_(_IN))  # fmt: skip
+_OWN_KEYS = (
+    select(_V.alert_id, *_KEY_COLUMNS)
+    .where(_V.alert_id.in_(_IN))
+    .order_by(_V.alert_id, _V.position)
+)
+_REFS_OF = select(_R.alert_id, _R.ref_sender, _R.ref_identifier).where(_R.alert_id.in_(_IN))
 Key = tuple[str, str]
 
 
@@ -125,72 +152,46 @@ class _Batch:
 
     # -- reading -----------------------------------------------------------------------------
 
+    def _rows(self, statement: Any, keys: Iterable[Any]) -> Iterator[Any]:
+        """Run one of the prebuilt reads for ``keys``, a few hundred keys at a time."""
+        for part in _chunks(sorted(keys)):
+            yield from self.conn.execute(statement, {"keys": list(part)})
+
     def _load(self, alerts: Sequence[Alert]) -> None:
-        conn, a = self.conn, cap_alerts.c
         own = {(x.sender, x.identifier) for x in alerts}
-        named = own | {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
-        for part in _chunks(sorted(named)):
-            for row in conn.execute(
-                select(a.id, a.sender, a.identifier, a.state, a.in_area).where(
-                    tuple_(a.sender, a.identifier).in_(part)
-                )
-            ):
-                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
         refs = {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
+        for row in self._rows(_BY_KEY, own | refs):
+            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
         related = {self.by_key[k] for k in refs if k in self.by_key}
         identifiers = {x.identifier for x in alerts}
         related |= self._load_referrers(identifiers)
-        keys = sorted({v.event_key(x.sent) for x in alerts for v in x.vtec})
+        keys = {v.event_key(x.sent) for x in alerts for v in x.vtec}
         related |= self._load_chains(keys)
         # Stored alerts a batch message relates to can change: read all they are judged by.
-        related_ids = sorted(related)
-        if not related_ids:
-            return
-        for part in _chunks(related_ids):
-            for row in conn.execute(
-                select(
-                    a.id, a.sender, a.identifier, a.sent, a.msg_type, a.expires, a.state,
-                    a.cancelled_at, a.in_area,
-                ).where(a.id.in_(part))
-            ):  # fmt: skip
-                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
-                self.facts[row.id] = _Facts(
-                    row.id, row.sender, row.identifier, row.sent, row.msg_type, row.expires,
-                    row.state, row.cancelled_at, row.in_area,
-                )  # fmt: skip
-        self._load_related(related_ids, set(keys), identifiers)
+        if related:
+            self._load_related(related, keys, identifiers)
 
-    def _load_related(
-        self, related_ids: list[int], keys: set[ChainKey], identifiers: set[str]
-    ) -> None:
-        """Read the chains, referrers and references of stored alerts the batch relates to."""
-        conn, a, r = self.conn, cap_alerts.c, cap_alert_refs.c
+    def _load_related(self, related: set[int], keys: set[ChainKey], identifiers: set[str]) -> None:
+        """Read the facts, chains, referrers and references of stored alerts that can change."""
+        for row in self._rows(_FACTS, related):
+            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+            self.facts[row.id] = _Facts(
+                row.id, row.sender, row.identifier, row.sent, row.msg_type, row.expires,
+                row.state, row.cancelled_at, row.in_area,
+            )  # fmt: skip
         other_keys: set[ChainKey] = set()
-        for part in _chunks(related_ids):
-            for row in conn.execute(
-                select(_V.alert_id, *_KEY_COLUMNS)
-                .where(_V.alert_id.in_(part))
-                .order_by(_V.alert_id, _V.position)
-            ):
-                key = tuple(row[1:])
-                self.facts[row.alert_id].keys.append(key)  # type: ignore[arg-type]
-                other_keys.add(key)  # type: ignore[arg-type]
-        self._load_chains(sorted(other_keys - keys))
+        for row in self._rows(_OWN_KEYS, related):
+            key: ChainKey = tuple(row[1:])  # type: ignore[assignment]
+            self.facts[row.alert_id].keys.append(key)
+            other_keys.add(key)
+        self._load_chains(other_keys - keys)
         self._load_referrers({f.identifier for f in self.facts.values()} - identifiers)
         targets: dict[int, list[Key]] = defaultdict(list)
-        for part in _chunks(related_ids):
-            for row in conn.execute(
-                select(r.alert_id, r.ref_sender, r.ref_identifier).where(r.alert_id.in_(part))
-            ):
-                targets[row.alert_id].append((row.ref_sender, row.ref_identifier))
-        wanted = sorted({k for refs in targets.values() for k in refs} - set(self.by_key))
-        for part in _chunks(wanted):
-            for row in conn.execute(
-                select(a.id, a.sender, a.identifier, a.state, a.in_area).where(
-                    tuple_(a.sender, a.identifier).in_(part)
-                )
-            ):
-                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        for row in self._rows(_REFS_OF, related):
+            targets[row.alert_id].append((row.ref_sender, row.ref_identifier))
+        wanted = {k for refs in targets.values() for k in refs} - set(self.by_key)
+        for row in self._rows(_BY_KEY, wanted):
+            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
         for alert_id, refs in targets.items():
             self.facts[alert_id].refs = refs
 
@@ -202,35 +203,20 @@ class _Batch:
     def _load_referrers(self, identifiers: set[str]) -> set[int]:
         """Read who references these identifiers (referrer id, msg_type, sent)."""
         found: set[int] = set()
-        r = cap_alert_refs.c
-        for part in _chunks(sorted(identifiers)):
-            for row in self.conn.execute(
-                select(
-                    r.alert_id, r.ref_sender, r.ref_identifier, cap_alerts.c.msg_type,
-                    cap_alerts.c.sent,
-                )
-                .join(cap_alerts, cap_alerts.c.id == r.alert_id)
-                .where(r.ref_identifier.in_(part))
-            ):  # fmt: skip
-                key = (row.ref_sender, row.ref_identifier)
-                self.referrers[key].append((row.alert_id, row.msg_type, row.sent))
-                found.add(row.alert_id)
+        for row in self._rows(_REFERRERS, identifiers):
+            key = (row.ref_sender, row.ref_identifier)
+            self.referrers[key].append((row.alert_id, row.msg_type, row.sent))
+            found.add(row.alert_id)
         return found
 
-    def _load_chains(self, keys: Sequence[ChainKey]) -> set[int]:
+    def _load_chains(self, keys: set[ChainKey]) -> set[int]:
         """Read every stored member of these chains (and its state); return the member ids."""
         found: set[int] = set()
-        for part in _chunks(keys):
-            for row in self.conn.execute(
-                select(_V.alert_id, cap_alerts.c.sent, _V.action, cap_alerts.c.state, *_KEY_COLUMNS)
-                .join(cap_alerts, cap_alerts.c.id == _V.alert_id)
-                .where(tuple_(*_KEY_COLUMNS).in_(part))
-            ):
-                self.chains[tuple(row[4:])].append(  # type: ignore[index]
-                    ChainRow(row.alert_id, row.sent, row.action)
-                )
-                self.state.setdefault(row.alert_id, row.state)
-                found.add(row.alert_id)
+        for row in self._rows(_CHAINS, keys):
+            key: ChainKey = tuple(row[4:])  # type: ignore[assignment]
+            self.chains[key].append(ChainRow(row.alert_id, row.sent, row.action))
+            self.state.setdefault(row.alert_id, row.state)
+            found.add(row.alert_id)
         return found
 
     # -- the per-message rules, in memory ------------------------------------------------------
@@ -525,6 +511,12 @@ def parse_body(
     return items
 
 
+@functools.lru_cache(maxsize=8)
+def _matchers(settings: AlertSettings) -> Matchers:
+    """Build the matchers of these settings once (they are immutable and thread-safe)."""
+    return settings.matchers()
+
+
 def ingest_items(
     engine: Engine,
     items: Sequence[Alert | ImportProblem],
@@ -546,7 +538,7 @@ def ingest_items(
     for part in _chunks(positions, max(1, chunk)):
         alerts = [items[i] for i in part]
         with begin_write(engine) as conn:
-            matchers = get_alert_settings(conn).matchers()
+            matchers = _matchers(get_alert_settings(conn))
             done = ingest_batch(conn, alerts, matchers, explicit=explicit, now=now)  # type: ignore[arg-type]
         for i, result in zip(part, done, strict=True):
             results[i] = result
@@ -593,3 +585,54 @@ def import_messages(
     verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
     """
     return import_bodies(engine, [(data, source)], explicit=explicit, now=now, trust=trust)
+
+
+class ChunkedImport:
+    """Collect parsed bodies and ingest their alerts a chunk at a time (``alerts import``).
+
+    ``add`` takes one source's parsed items and returns the sources whose results are now
+    known, in the order they were added, each with its results; ``flush`` ingests the rest.
+    Each chunk of ``chunk`` alerts (default ``CHUNK``) is one write transaction; a source's
+    alerts share a chunk unless they overflow it. ``progress(count)`` is called with the
+    alerts done per chunk.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        explicit: bool = True,
+        chunk: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self._engine = engine
+        self._explicit = explicit
+        self._chunk = max(1, chunk or CHUNK)
+        self._progress = progress
+        self._pending: list[tuple[str, list[Alert | ImportProblem]]] = []
+        self._alerts = 0
+
+    def add(self, source: str, items: list[Alert | ImportProblem]) -> list[tuple[str, list[Item]]]:
+        """Queue one source's items; ingest and return what is due once a chunk is full."""
+        self._pending.append((source, items))
+        self._alerts += sum(1 for item in items if not isinstance(item, ImportProblem))
+        return self.flush() if self._alerts >= self._chunk else []
+
+    def flush(self) -> list[tuple[str, list[Item]]]:
+        """Ingest everything queued; return each source with its results."""
+        pending, self._pending, self._alerts = self._pending, [], 0
+        if not pending:
+            return []
+        flat = [item for _source, items in pending for item in items]
+        results = ingest_items(
+            self._engine,
+            flat,
+            explicit=self._explicit,
+            chunk=self._chunk,
+            progress=self._progress,
+        )
+        done, start = [], 0
+        for source, items in pending:
+            done.append((source, results[start : start + len(items)]))
+            start += len(items)
+        return done

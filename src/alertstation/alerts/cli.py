@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from alertstation.commands import CommandError, open_database
 
@@ -21,36 +24,94 @@ def _engine() -> Engine:
 
 
 def cmd_alerts_import(args: argparse.Namespace) -> int:
-    """Import CAP XML or JSON feed files; print one line per alert with its state."""
-    from alertstation.alerts.bulk import import_messages
-    from alertstation.alerts.service import ImportProblem
+    """Import CAP XML or JSON feed files; print one line per alert with its state.
+
+    Alerts are stored in chunks (``alerts.bulk``), one transaction per chunk. A progress bar
+    and a final summary go to stderr: the bar when stderr is a terminal or with --progress.
+    """
+    from alertstation.alerts.bulk import ChunkedImport, parse_body
     from alertstation.alerts.trust import trust_for
 
     settings, engine = open_database()
     trust = trust_for(settings)
-    problems = 0
+    tally = ImportTally(started=time.monotonic())
+    bar = progress_bar(args.progress or sys.stderr.isatty())
+    importer = ChunkedImport(engine, explicit=True, progress=bar.update)
     try:
-        for path in args.files:
-            try:
-                data = Path(path).read_bytes()
-            except OSError as ex:
-                raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
-            alerts, links = 0, []
-            for result in import_messages(engine, data, str(path), explicit=True, trust=trust):
-                if isinstance(result, ImportProblem) and result.link:
-                    links.append(result.link)  # an index entry: not a failure
-                elif isinstance(result, ImportProblem):
-                    problems += 1
-                    print(f"skipped {result.source}: {result.reason}")
-                else:
-                    alerts += 1
-                    area = "in-area" if result.in_area else "out-of-area"
-                    print(f"{result.identifier} {result.outcome} {result.state} {area}")
-            if links:
-                print(link_only_summary(path, alerts, links))
+        try:
+            for path in args.files:
+                try:
+                    data = Path(path).read_bytes()
+                except OSError as ex:
+                    raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
+                items = parse_body(data, str(path), trust=trust)
+                bar.total = (bar.total or 0) + sum(1 for i in items if not _is_problem(i))
+                bar.refresh()
+                for source, results in importer.add(str(path), items):
+                    tally.report(source, results)
+        finally:
+            for source, results in importer.flush():
+                tally.report(source, results)
+            bar.close()
+            print(tally.summary(time.monotonic()), file=sys.stderr)
     finally:
         engine.dispose()
-    return EXIT_PARTIAL if problems else EXIT_OK
+    return EXIT_PARTIAL if tally.problems else EXIT_OK
+
+
+def _is_problem(item: object) -> bool:
+    from alertstation.alerts.service import ImportProblem
+
+    return isinstance(item, ImportProblem)
+
+
+def progress_bar(show: bool) -> Any:
+    """Return a tqdm bar over messages on stderr (a silent one when ``show`` is false)."""
+    from tqdm import tqdm
+
+    return tqdm(total=0, unit="msg", desc="import", file=sys.stderr, disable=not show)
+
+
+@dataclass
+class ImportTally:
+    """Count what an import did and print the per-alert lines."""
+
+    started: float
+    stored: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    problems: int = 0
+
+    def report(self, source: str, results: list[Any]) -> None:
+        """Print one line per alert of one source (and the link-only note); count them."""
+        alerts, links = 0, []
+        for result in results:
+            if _is_problem(result) and result.link:
+                links.append(result.link)  # an index entry: not a failure
+                self.skipped += 1
+            elif _is_problem(result):
+                self.problems += 1
+                print(f"skipped {result.source}: {result.reason}")
+            else:
+                alerts += 1
+                self.stored += result.outcome == "stored"
+                self.duplicates += result.outcome == "duplicate"
+                self.skipped += result.outcome == "ignored"
+                area = "in-area" if result.in_area else "out-of-area"
+                print(f"{result.identifier} {result.outcome} {result.state} {area}")
+        if links:
+            print(link_only_summary(Path(source), alerts, links))
+
+    def summary(self, now: float) -> str:
+        """Say what was done: counts, elapsed time and rate."""
+        elapsed = max(now - self.started, 1e-9)
+        messages = self.stored + self.duplicates + self.skipped + self.problems
+        return (
+            f"{messages} message{'' if messages == 1 else 's'}: {self.stored} stored, "
+            f"{self.duplicates} duplicate{'' if self.duplicates == 1 else 's'}, "
+            f"{self.skipped} skipped, {self.problems} problem{'' if self.problems == 1 else 's'}"
+            f" in {elapsed:.1f} s ({messages / elapsed:.0f} messages/s)"
+        )
 
 
 def link_only_summary(path: Path, alerts: int, links: list[str]) -> str:
@@ -101,9 +162,16 @@ def add_alerts_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
         description=import_help + " Prints one line per alert: identifier, outcome (stored, "
         "duplicate), state and area. A message that cannot be parsed is reported and skipped; "
         "the exit status is then 1. Entries of an ATOM index that only link to their message "
-        "are counted, not fetched (the poller fetches them), and are not a failure.",
+        "are counted, not fetched (the poller fetches them), and are not a failure. Alerts are "
+        "stored in chunks of 1000, one transaction each; a progress bar (on a terminal or with "
+        "--progress) and a final summary go to stderr.",
     )
     importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    importer.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar on stderr even when it is not a terminal",
+    )
     importer.set_defaults(func=cmd_alerts_import)
 
     list_help = "List active alerts, newest first."

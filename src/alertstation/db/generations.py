@@ -87,14 +87,24 @@ class GenerationCache(Generic[T]):
 
     def get(self) -> T:
         """Return the cached value, rebuilding it when the stored generation has moved."""
+        return self.snapshot()[0]
+
+    def snapshot(self) -> tuple[T, int]:
+        """Return the cached value and the generation it was built from, after one check.
+
+        For callers that answer many lookups (a request, a batch): take the value once and
+        look up in it directly, instead of paying the check on every lookup. The value is
+        the one immutable object ``get()`` returns; hold it no longer than the request or
+        batch, so a change elsewhere is still seen within about ``check_interval``.
+        """
         snapshot = self._snapshot
         if snapshot is not None and self._clock() - snapshot.checked_at < self._check_interval:
-            return snapshot.value
+            return snapshot.value, snapshot.generation
         with self._lock:
             now = self._clock()
             snapshot = self._snapshot
             if snapshot is not None and now - snapshot.checked_at < self._check_interval:
-                return snapshot.value
+                return snapshot.value, snapshot.generation
             with self._engine.connect() as conn:
                 current = read_generation(conn, self._name)
                 if snapshot is None or current != snapshot.generation:
@@ -103,4 +113,4 @@ class GenerationCache(Generic[T]):
                 else:
                     value = snapshot.value
             self._snapshot = _Snapshot(value, current, now)
-            return value
+            return value, current

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -93,3 +95,77 @@ def forwarded_scheme(
         if proto in ("http", "https"):
             return proto
     return direct_scheme
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOrigin:
+    """Where one request came from: the client address, its scheme, and whether a proxy sent it."""
+
+    client_ip: str
+    scheme: str
+    from_proxy: bool
+
+
+# Bounds of the per-process answer caches: a busy station sees a few thousand client addresses
+# at once; past that the least recently seen are forgotten (and parsed again when they return).
+_PEER_CACHE_SIZE = 1024
+_ENTRY_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=_ENTRY_CACHE_SIZE)
+def _normalised_entry(entry: str) -> str | None:
+    address = parse_address(entry)
+    return str(address) if address is not None else None
+
+
+def _normalised(entry: str | None) -> str | None:
+    """Return ``str(parse_address(entry))``, or None; short entries are remembered."""
+    if entry is None:
+        return None
+    if len(entry) > 2 * _MAX_ENTRY_LENGTH:  # not one address, or padded: parse, do not keep
+        address = parse_address(entry)
+        return str(address) if address is not None else None
+    return _normalised_entry(entry)
+
+
+class TrustedProxies:
+    """The one-hop rule of :func:`client_address` and :func:`forwarded_scheme`, for every request.
+
+    Gives the same answers as those functions with the same networks, but each peer string is
+    parsed once and its answer (normalised address, trusted or not) kept in a bounded LRU cache,
+    as is the normalised form of each X-Forwarded-For entry; a request costs two cache look-ups.
+    """
+
+    def __init__(self, networks: Iterable[IPNetwork], cache_size: int = _PEER_CACHE_SIZE) -> None:
+        self.networks: tuple[IPNetwork, ...] = tuple(networks)
+        self._peer = lru_cache(maxsize=cache_size)(self._examine_peer)
+
+    def _examine_peer(self, peer: str | None) -> tuple[str, bool]:
+        address = parse_address(peer)
+        text = str(address) if address is not None else "0.0.0.0"
+        return text, is_trusted(address, self.networks)
+
+    def peer(self, peer: str | None) -> tuple[str, bool]:
+        """Return (the normalised peer address or ``"0.0.0.0"``, whether it is a trusted proxy)."""
+        if peer is not None and len(peer) > 2 * _MAX_ENTRY_LENGTH:
+            return self._examine_peer(peer)
+        return self._peer(peer)
+
+    def origin(
+        self,
+        peer: str | None,
+        forwarded_for: str | None,
+        forwarded_proto: str | None,
+        direct_scheme: str,
+    ) -> RequestOrigin:
+        """Return the request's client address, scheme, and whether a trusted proxy sent it."""
+        peer_text, trusted = self.peer(peer)
+        if not trusted:
+            return RequestOrigin(peer_text, direct_scheme, False)
+        client = _normalised(_rightmost_forwarded(forwarded_for)) or peer_text
+        scheme = direct_scheme
+        if forwarded_proto:
+            proto = forwarded_proto.rsplit(",", 1)[-1].strip().lower()
+            if proto in ("http", "https"):
+                scheme = proto
+        return RequestOrigin(client, scheme, True)

@@ -83,7 +83,10 @@ def finish_unread_body(req: falcon.Request) -> None:
         return
     if length <= 0 or req.bounded_stream.eof:
         return
-    if length > DRAIN_LIMIT:
+    if length > DRAIN_LIMIT or not req.env.get("wsgi.input_terminated"):
+        # Past the limit, or on a server whose input is not bounded to the body (wsgiref): a
+        # body read around falcon's own stream (multipart) leaves its count behind, and reading
+        # on could wait forever for bytes that never come. Closing is always safe.
         req.env[CLOSE_CONNECTION] = True
         return
     try:

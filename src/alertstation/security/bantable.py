@@ -212,6 +212,10 @@ class ReferencePrefixTable:
                 return label
         return NO_MATCH
 
+    def find_many(self, values: list[Any]) -> Labels:
+        """Return int32 labels for a list of address strings: -1 no match, -2 refused."""
+        return np.array([self.find(value) for value in values], dtype=np.int32)
+
     def find_keys(self, keys: Keys) -> Labels:
         """Return int32 labels for keys uint64[n, 2]."""
         pairs = np.asarray(keys, dtype=np.uint64).reshape(-1, 2).tolist()
@@ -308,14 +312,17 @@ class BanTable(Generic[E]):
 
     def indexes(self, addresses: Iterable[str | IPAddress]) -> Labels:
         """Return, for each address, the position of its longest covering entry or -1."""
-        values = addresses if isinstance(addresses, list) else list(addresses)
-        keys, ok = _parse_addresses_impl(values)
-        for index in np.flatnonzero(ok == 0).tolist():
+        values = addresses if type(addresses) is list else list(addresses)
+        # Parsed and searched in one compiled pass; what the fast parser refuses (ipaddress
+        # objects, text only ipaddress takes) goes through ipaddress, which has the last word.
+        labels: Labels = self._table.find_many(values)
+        for index in np.flatnonzero(labels == NOT_PARSED).tolist():
             try:
-                keys[index] = address_key(values[index])
+                hi, lo = address_key(values[index])
             except ValueError as ex:
                 raise ValueError(f"addresses[{index}]: {ex}") from None
-        return np.asarray(self._table.find_keys(keys), dtype=np.int32)
+            labels[index] = self._table.find_key(hi, lo)
+        return labels
 
     def contains_many(self, addresses: Iterable[str | IPAddress]) -> npt.NDArray[np.bool_]:
         """Return a bool array: whether each address is covered by some entry."""

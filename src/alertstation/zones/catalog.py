@@ -10,8 +10,8 @@ that just synced.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, Engine, select
 
@@ -32,6 +32,37 @@ class CatalogIndex:
     zones: dict[tuple[str, str], ZoneRecord]
     preferred: dict[str, ZoneRecord]
     counties: CountyIndex
+    #: Name of the preferred zone per code (what ``name_for`` answers), built with the index.
+    names: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ZoneView:
+    """One generation-checked copy of the catalog for many lookups (a request, a batch).
+
+    Taken with ``ZoneCatalog.view()``: the generation is checked once, then every lookup is a
+    plain dict lookup. Codes must already be normalised (upper case, no surrounding space), as
+    codes from settings, alerts and validated input are; ``ZoneCatalog.name_for`` and
+    ``lookup`` normalise for one-off callers. Hold a view for one request or batch only, so
+    a sync elsewhere is still seen within about a second.
+    """
+
+    index: CatalogIndex
+    generation: int
+    #: ``name_for(code)``: the preferred zone's name, None when the catalog lacks the code.
+    name_for: Callable[[str], str | None]
+    #: ``record_for(code)``: the preferred zone's record, None when the catalog lacks it.
+    record_for: Callable[[str], ZoneRecord | None]
+
+    def lookup(self, code: str, zone_type: str | None = None) -> ZoneRecord | None:
+        """Return the zone with this normalised code (of ``zone_type`` if given)."""
+        if zone_type is None:
+            return self.index.preferred.get(code)
+        return self.index.zones.get((code, zone_type))
+
+    def contains(self, code: str) -> bool:
+        """Tell whether any family of the catalog holds this normalised code."""
+        return code in self.index.preferred
 
 
 def build_index(conn: Connection) -> CatalogIndex:
@@ -41,7 +72,9 @@ def build_index(conn: Connection) -> CatalogIndex:
     for row in conn.execute(select(*fields)):
         record = ZoneRecord(*row)
         zones[(record.zone_code, record.zone_type)] = record
-    return CatalogIndex(zones, prefer(zones.values()), load_county_index(conn))
+    preferred = prefer(zones.values())
+    names = {code: record.name for code, record in preferred.items()}
+    return CatalogIndex(zones, preferred, load_county_index(conn), names)
 
 
 def prefer(records: Iterable[ZoneRecord]) -> dict[str, ZoneRecord]:
@@ -66,6 +99,7 @@ class ZoneCatalog:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._held: CatalogIndex | None = None
+        self._view: ZoneView | None = None
         self._cache: GenerationCache[CatalogIndex] = GenerationCache(
             engine, ZONES_GENERATION, self._build, check_interval=check_interval, clock=clock
         )
@@ -77,6 +111,15 @@ class ZoneCatalog:
     def index(self) -> CatalogIndex:
         """Return the current in-memory catalog, rebuilding it when the generation moved."""
         return self._cache.get()
+
+    def view(self) -> ZoneView:
+        """Return the current catalog for many lookups, after one generation check."""
+        index, generation = self._cache.snapshot()
+        view = self._view
+        if view is None or view.index is not index:
+            view = ZoneView(index, generation, index.names.get, index.preferred.get)
+            self._view = view
+        return view
 
     def county_index(self) -> CountyIndex:
         """Return the county FIPS table and subdivision index held with the catalog."""
@@ -92,8 +135,7 @@ class ZoneCatalog:
 
     def name_for(self, code: str) -> str | None:
         """Return the name of the zone with this code, None when the catalog lacks it."""
-        record = self._cache.get().preferred.get(code.strip().upper())
-        return record.name if record is not None else None
+        return self._cache.get().names.get(code.strip().upper())
 
     def contains(self, code: str) -> bool:
         """Tell whether any family of the catalog holds this code."""
@@ -114,3 +156,4 @@ class ZoneCatalog:
         """Drop the in-memory copy; the next lookup reads the catalog again."""
         self._cache.clear()
         self._held = None
+        self._view = None

@@ -36,7 +36,7 @@ from urllib.parse import urljoin, urlsplit
 
 from sqlalchemy import Engine, Row, delete, insert, or_, select, update
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.bulk import import_bodies, import_messages
 from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_MESSAGE_BYTES, AlertParseError
 from alertstation.alerts.poll.atom import AtomEntry, atom_entries
 from alertstation.alerts.poll.fetch import Fetched, FetchError, HttpClient, Limits, user_agent_for
@@ -298,6 +298,12 @@ class Poller:
         """Import one fetched body: stored only where it matches, signatures checked."""
         return import_messages(self.engine, body, where, explicit=False, now=now, trust=self.trust)
 
+    def _import_all(
+        self, bodies: list[tuple[bytes, str]], now: datetime
+    ) -> list[IngestResult | ImportProblem]:
+        """Import several bodies (a feed's entries, its linked documents) as one batch."""
+        return import_bodies(self.engine, bodies, explicit=False, now=now, trust=self.trust)
+
     def _ingest(
         self, row: Row[Any], url: str, fetched: Fetched, outcome: PollOutcome, now: datetime
     ) -> bool:
@@ -326,16 +332,18 @@ class Poller:
             outcome.error = f"unreadable answer: {entries}"
             return False
         links: dict[str, str] = {}
+        embedded: list[tuple[bytes, str]] = []
         for entry in entries:
             where = f"{label} entry {entry.position}"
             if entry.alert is not None:
-                outcome.count(self._import(entry.alert, where, now))
+                embedded.append((entry.alert, where))
             elif entry.link:
                 target = urljoin(url, entry.link)
                 links.setdefault(_link_hash(target), target)
             else:
                 log.warning("alert import: skipped %s: ATOM entry embeds no CAP <alert>", where)
                 outcome.count([ImportProblem(where, "ATOM entry embeds no CAP <alert>")])
+        outcome.count(self._import_all(embedded, now))
         return self._follow_links(row, url, links, outcome, now, label)
 
     def _follow_links(
@@ -361,6 +369,7 @@ class Poller:
         started = time.monotonic()
         done: list[str] = []
         failures: list[str] = []
+        fetched: list[tuple[bytes, str]] = []
         for digest, link in links.items():
             if digest in seen:
                 continue
@@ -383,8 +392,9 @@ class Poller:
                 continue
             outcome.linked += 1
             where = f"{label} link {display_url(link)}"
-            outcome.count(self._import(document.body, where, now))
+            fetched.append((document.body, where))
             done.append(digest)
+        outcome.count(self._import_all(fetched, now))
         self._remember_links(row.id, set(links), done, now)
         if failures:
             outcome.note = (

@@ -1,0 +1,39 @@
+"""Read the CPU time a gunicorn master and its workers have used, from /proc.
+
+On a machine shared with other work, requests per second move with everyone else's load; the
+CPU seconds the server spends per request move far less, so the table shows both.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    """Return the ids of the processes whose parent is ``pid`` (a scan of /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # ppid, the fourth field
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _own_seconds(pid: int) -> float:
+    """Return utime + stime of one process (all its threads), 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15)
+
+
+def tree_seconds(pid: int) -> float:
+    """Return the CPU seconds used by ``pid`` and its live children (gunicorn's workers)."""
+    return _own_seconds(pid) + sum(_own_seconds(child) for child in _children(pid))
