@@ -455,29 +455,39 @@ cdef Py_ssize_t _match_csr(
     const int32_t[::1] flat,
     const int64_t[::1] offsets,
     uint8_t[::1] out,
+    int64_t* last,
 ) noexcept nogil:
-    """Fill ``out``; return -1, or the first index whose offsets are out of order or range."""
+    """Fill ``out``; return -1, or the first index whose offsets are out of order or range.
+
+    ``last`` has room for len(flat) + 1 entries. Two branch-free passes and no loop per alert
+    (alerts hold a few ids each, so a loop per alert mispredicts its exit every time):
+    ``last[k]`` is one past the position of the last matching id in ``flat[:k]`` (or the
+    first offset when none), and alert ``i`` matches when that position lies past its start.
+    """
     cdef Py_ssize_t i, n = out.shape[0]
-    cdef int64_t k, low, high, size = flat.shape[0]
+    cdef int64_t k, low, high, size = flat.shape[0], found
     cdef int32_t code
-    cdef uint8_t hit, valid
+    cdef uint32_t valid, hit
     if offsets[0] < 0 or offsets[0] > size:
         return 0
     for i in range(n):
-        low = offsets[i]
-        high = offsets[i + 1]
-        if high < low or high > size:
+        if offsets[i + 1] < offsets[i] or offsets[i + 1] > size:
             return i + 1
-        # Branch-free: most alerts match nothing, so every id is tested anyway and an early
-        # exit would only add a branch per id. One unsigned compare drops negative ids (-1
-        # marks an invalid code) and ids past the id space; they test id 0 and are masked off.
-        hit = 0
-        for k in range(low, high):
-            code = flat[k]
-            valid = <uint32_t>code < C_ID_SPACE
-            code = code if valid else 0
-            hit |= valid & (bits[code >> 3] >> (code & 7))
-        out[i] = hit & 1
+    low = offsets[0]
+    high = offsets[n]
+    found = low
+    last[low] = found
+    # One unsigned compare drops negative ids (-1 marks an invalid code) and ids past the id
+    # space; they test id 0 and are masked off.
+    for k in range(low, high):
+        code = flat[k]
+        valid = <uint32_t>code < C_ID_SPACE
+        code = code if valid else 0
+        hit = valid & (bits[code >> 3] >> (code & 7))
+        found = (k + 1) if hit else found
+        last[k + 1] = found
+    for i in range(n):
+        out[i] = last[offsets[i + 1]] > offsets[i]
     return -1
 
 
@@ -495,8 +505,10 @@ def match_encoded(
         raise ValueError("offsets must hold n + 1 entries, got an empty array")
     out = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
     cdef uint8_t[::1] result = out.view(np.uint8)
+    positions = np.empty(flat.shape[0] + 1, dtype=np.int64)
+    cdef int64_t[::1] last = positions
     with nogil:
-        bad = _match_csr(bits, flat, offsets, result)
+        bad = _match_csr(bits, flat, offsets, result, &last[0])
     if bad >= 0:
         raise ValueError(
             f"offsets[{bad}] = {offsets[bad]} is out of order or outside 0..{flat.shape[0]}"

@@ -63,11 +63,18 @@ def test_an_archive_in_several_chunks_is_summed_up(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(bulk, "CHUNK", 7)  # 25 files: four transactions
     files = archive(tmp_path / "archive", 25)
     bad = tmp_path / "bad.xml"
     bad.write_text("<alert>")
-    code = main(["alerts", "import", *files[:20], str(bad), *files[20:], files[3]])
+    chunks: list[int] = []
+    real = bulk.ingest_batch
+    monkeypatch.setattr(
+        bulk,
+        "ingest_batch",
+        lambda conn, alerts, *a, **k: chunks.append(len(alerts)) or real(conn, alerts, *a, **k),
+    )
+    args = ["alerts", "import", "--chunk", "7", *files[:20], str(bad), *files[20:], files[3]]
+    code = main(args)
     out, err = capsys.readouterr()
     assert code == 1
     lines = out.splitlines()
@@ -80,6 +87,7 @@ def test_an_archive_in_several_chunks_is_summed_up(
     assert lines[-1].split()[:2] == ["archive-3", "duplicate"]
     assert len(lines) == 27
     assert summary(err) == (27, 25, 1, 0, 1)
+    assert chunks == [7, 7, 7, 5]  # one write transaction per chunk of at most 7 alerts
     with station_env.connect() as conn:
         assert conn.execute(select(func.count()).select_from(cap_alerts)).scalar() == 25
 
@@ -106,3 +114,12 @@ def test_the_bar_goes_to_stderr_only_on_a_terminal_or_when_asked(
     assert main(["alerts", "import", *files]) == 0
     out, err = capsys.readouterr()
     assert "import: 100%" in err and "import:" not in out
+
+
+def test_a_chunk_size_must_be_positive(
+    station_env: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = archive(tmp_path / "archive", 1)
+    with pytest.raises(SystemExit):
+        main(["alerts", "import", "--chunk", "0", *files])
+    assert "'0' is not a positive whole number" in capsys.readouterr().err

@@ -161,7 +161,7 @@ def test_kill_9_during_alerts_import_keeps_whole_alerts_only(tmp_path: Path) -> 
         return query(tmp_path, "SELECT count(*) FROM cap_alerts")[0][0]
 
     importer = subprocess.Popen(
-        [*PYTHON, "alerts", "import", str(feed)],
+        [*PYTHON, "alerts", "import", "--chunk", "5", str(feed)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -170,7 +170,7 @@ def test_kill_9_during_alerts_import_keeps_whole_alerts_only(tmp_path: Path) -> 
     kill_9(importer)
     partial = stored()
     assert 0 < partial < total, "the import finished before the kill: make the feed larger"
-    # Each alert is stored in its own transaction (alerts.bulk.import_messages): every
+    # Alerts are stored a chunk at a time, one transaction per chunk (alerts.bulk): every
     # stored alert has its area rows, and none is stored twice.
     assert query(
         tmp_path,

@@ -36,7 +36,7 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
     trust = trust_for(settings)
     tally = ImportTally(started=time.monotonic())
     bar = progress_bar(args.progress or sys.stderr.isatty())
-    importer = ChunkedImport(engine, explicit=True, progress=bar.update)
+    importer = ChunkedImport(engine, explicit=True, chunk=args.chunk, progress=bar.update)
     try:
         try:
             for path in args.files:
@@ -57,6 +57,17 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     return EXIT_PARTIAL if tally.problems else EXIT_OK
+
+
+def _positive(text: str) -> int:
+    """Parse a positive whole number for --chunk."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
 
 
 def _is_problem(item: object) -> bool:
@@ -167,6 +178,13 @@ def add_alerts_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
         "--progress) and a final summary go to stderr.",
     )
     importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    importer.add_argument(
+        "--chunk",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="alerts per write transaction (default 1000); a chunk is stored whole or not at all",
+    )
     importer.add_argument(
         "--progress",
         action="store_true",

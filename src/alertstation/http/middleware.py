@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -46,6 +47,8 @@ class RequestContextMiddleware:
     def __init__(self, trusted_proxies: Iterable[IPNetwork], max_request_bytes: int) -> None:
         self._proxies = TrustedProxies(trusted_proxies)
         self._max_request_bytes = max_request_bytes
+        self._id_prefix = os.urandom(8).hex()
+        self._id_counter = itertools.count()
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
@@ -62,7 +65,9 @@ class RequestContextMiddleware:
         if incoming and origin.from_proxy and _REQUEST_ID.match(incoming):
             request_id = incoming
         else:
-            request_id = os.urandom(16).hex()  # 32 hex digits, as uuid4().hex, for less work
+            # 32 hex digits, as uuid4().hex was: this app's random prefix and a counter, unique
+            # without a system call per request.
+            request_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         req.context.request_id = request_id
         req.context.request_id_token = request_id_var.set(request_id)
         req.context.user = None
