@@ -82,6 +82,11 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
         text = log_path.read_text()
         assert "worker is the leader" in text
         assert f"Control socket listening at {tmp_path / 'data' / 'gunicorn.ctl'}" in text
+        # Access lines are written by the server's background log writer: wait for this one.
+        deadline = time.monotonic() + 30
+        while '"path":"/healthz"' not in text and time.monotonic() < deadline:
+            time.sleep(0.2)
+            text = log_path.read_text()
         assert '"path":"/healthz"' in text and '"status":200' in text
     finally:
         os.killpg(server.pid, signal.SIGTERM)
