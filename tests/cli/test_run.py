@@ -76,17 +76,20 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
             assert "zone catalog: public" in log_path.read_text()
         status, _, body = _get(f"http://127.0.0.1:{port}/")
         assert status == 401 and orjson.loads(body)["error"]["code"] == "unauthorized"
-        deadline = time.monotonic() + 30
-        while "worker is the leader" not in log_path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        # The worker, gunicorn's arbiter and the server's background log writer each write
+        # their own lines, in no fixed order: wait for all of them under one deadline.
+        expected = [
+            "worker is the leader",
+            f"Control socket listening at {tmp_path / 'data' / 'gunicorn.ctl'}",
+            '"path":"/healthz"',
+        ]
+        deadline = time.monotonic() + 60
         text = log_path.read_text()
-        assert "worker is the leader" in text
-        assert f"Control socket listening at {tmp_path / 'data' / 'gunicorn.ctl'}" in text
-        # Access lines are written by the server's background log writer: wait for this one.
-        deadline = time.monotonic() + 30
-        while '"path":"/healthz"' not in text and time.monotonic() < deadline:
+        while any(line not in text for line in expected) and time.monotonic() < deadline:
             time.sleep(0.2)
             text = log_path.read_text()
+        for line in expected:
+            assert line in text, text[-4000:]
         assert '"path":"/healthz"' in text and '"status":200' in text
     finally:
         os.killpg(server.pid, signal.SIGTERM)
