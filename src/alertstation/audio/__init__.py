@@ -1,0 +1,1 @@
+"""Audio monitoring: sources, levels and silence, audio alerts and the SAME monitor."""

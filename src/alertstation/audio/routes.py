@@ -1,0 +1,9 @@
+"""Routes of the audio package."""
+
+from alertstation.context import Station
+from alertstation.http.routing import Route
+
+
+def routes(station: Station) -> list[Route]:
+    """Return this package's routes."""
+    return []

@@ -1,0 +1,1 @@
+"""Operations: settings routes, backup and restore, database upkeep and upgrades."""

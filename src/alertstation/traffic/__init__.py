@@ -1,0 +1,1 @@
+"""Traffic analytics: the request recorder, rollups, reports, anomalies and privacy tools."""
