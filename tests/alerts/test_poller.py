@@ -349,10 +349,10 @@ def test_the_size_limit_refuses_a_large_answer_announced_or_not(
     server.serve("/big-chunked", Canned(body, send_length=False))
     limits = Limits(connect_timeout=2, read_timeout=2, max_bytes=1000)
     with pytest.raises(FetchError, match="server announced 5000 bytes"):
-        http.get(server.url("/big"), limits)
+        http.fetch(server.url("/big"), limits)
     with pytest.raises(FetchError, match="larger than the limit of 1000 bytes"):
-        http.get(server.url("/big-chunked"), limits)
-    assert http.get(server.url("/big"), Limits(max_bytes=5000)).body == body
+        http.fetch(server.url("/big-chunked"), limits)
+    assert http.fetch(server.url("/big"), Limits(max_bytes=5000)).body == body
 
 
 # --- CAP XML, ATOM and IPAWS ----------------------------------------------------------------

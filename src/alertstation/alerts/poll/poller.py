@@ -270,7 +270,7 @@ class Poller:
         retry_after: float | None = None
         try:
             url = fetch_url(row, now, row.last_success_at)
-            fetched = self.http.get(
+            fetched = self.http.fetch(
                 url, _limits(row), etag=row.etag, last_modified=row.last_modified
             )
             outcome.status = fetched.status
@@ -385,7 +385,7 @@ class Poller:
                 failures.append("left for the next poll")
                 continue
             try:
-                document = self.http.get(link, limits, follow_redirects=False)
+                document = self.http.fetch(link, limits, follow_redirects=False)
             except FetchError as ex:
                 failures.append(ex.reason)
                 log.warning("alert poll: %s: linked %s: %s", label, display_url(link), ex.reason)

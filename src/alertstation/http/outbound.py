@@ -1,0 +1,353 @@
+"""The station's one outbound HTTP client (urllib3): every request the station makes goes here.
+
+Used by the alert poller, the zone downloader and the audio sources. What it guarantees:
+
+* separate connect and read timeouts, and a deadline on the whole transfer, so a server that
+  trickles one byte at a time cannot hold a caller;
+* a size limit, checked against ``Content-Length`` before the body and counted while reading
+  (after decompression);
+* redirects followed one hop at a time, each target checked by the caller's ``allow`` rule
+  (for example "same origin only"), and ``Authorization`` dropped when a hop changes host;
+* credentials in a URL (``user:password@``) moved into a Basic ``Authorization`` header, so they
+  never reach a log line;
+* errors as :class:`FetchError`, whose ``reason`` never contains the URL (which may carry a
+  token), and whose ``status`` is the HTTP status when there was one.
+
+Proxy environment variables are not used: the station talks to the hosts it is configured for.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import IO, Any
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+
+import urllib3
+from urllib3 import exceptions as u3
+
+from alertstation.version import __version__
+
+USER_AGENT = f"AlertStation/{__version__}"
+CHUNK = 64 * 1024
+MAX_REDIRECTS = 3
+#: Longest a whole transfer (headers and body) may take, whatever the timeouts say.
+MAX_TRANSFER_SECONDS = 60.0
+
+
+class FetchError(Exception):
+    """A request failed; ``reason`` is safe to show (no URL), ``status`` the HTTP status if any."""
+
+    def __init__(
+        self, reason: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+
+
+class RefusedRedirect(FetchError):
+    """A redirect pointed somewhere the caller's rule does not allow."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hold the timeouts (seconds), the largest body (bytes) and the deadline of one request."""
+
+    connect_timeout: float = 5.0
+    read_timeout: float = 15.0
+    max_bytes: int = 16 * 1024 * 1024
+    deadline: float = MAX_TRANSFER_SECONDS
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """Hold one answer: its status, body (empty for 304) and the headers callers read."""
+
+    status: int
+    body: bytes = b""
+    content_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    url: str = ""
+
+    @property
+    def not_modified(self) -> bool:
+        """Tell whether the server said nothing changed (304)."""
+        return self.status == 304
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """Return ``url`` without its ``user:password@`` part, and a Basic auth header for it."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    return urlunsplit(parts._replace(netloc=netloc)), basic_auth(
+        unquote(parts.username or ""), unquote(parts.password or "")
+    )
+
+
+def basic_auth(username: str, password: str) -> str:
+    """Return the value of a Basic ``Authorization`` header."""
+    pair = f"{username}:{password}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Read a ``Retry-After`` header (seconds or an HTTP date) as seconds from now."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(int(text))
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def same_host(a: str, b: str) -> bool:
+    """Tell whether two URLs name the same scheme, host and port."""
+    pa, pb = urlsplit(a), urlsplit(b)
+    try:
+        return (pa.scheme, pa.hostname, pa.port) == (pb.scheme, pb.hostname, pb.port)
+    except ValueError:
+        return False
+
+
+class OutboundClient:
+    """Make requests through one shared, thread-safe urllib3 pool."""
+
+    def __init__(
+        self, user_agent: str = USER_AGENT, pool: urllib3.PoolManager | None = None
+    ) -> None:
+        self.user_agent = user_agent
+        self._pool = pool or urllib3.PoolManager(num_pools=16, maxsize=4)
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._pool.clear()
+
+    @contextmanager
+    def open(
+        self,
+        url: str,
+        limits: Limits,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_redirects: int = MAX_REDIRECTS,
+        allow: Callable[[str], bool] | None = None,
+        ok: Callable[[int], bool] = lambda status: 200 <= status < 300 or status == 304,
+    ) -> Iterator[Any]:
+        """Open ``url`` and yield the streaming urllib3 response (``.status``, ``.headers``).
+
+        Redirects are followed up to ``max_redirects`` hops, each target passed through
+        ``allow`` first. A status ``ok`` refuses raises :class:`FetchError` carrying it.
+        Read the body with :func:`read_limited` or ``response.read(n)``.
+        """
+        target, auth = split_credentials(url)
+        sent = {"User-Agent": self.user_agent, **(headers or {})}
+        if auth and "Authorization" not in sent:
+            sent["Authorization"] = auth
+        response = self._follow(target, sent, limits, max_redirects, allow)
+        try:
+            status = int(response.status)
+            if not ok(status):
+                if 300 <= status < 400:
+                    raise FetchError(f"HTTP {status}: redirect refused", status=status)
+                reason = getattr(response, "reason", "") or ""
+                raise FetchError(
+                    f"HTTP {status} {reason}".strip(),
+                    status=status,
+                    retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                )
+            yield response
+        except BaseException:
+            # Part of the answer may be unread: this connection must not serve another request.
+            response.close()
+            raise
+        finally:
+            response.release_conn()
+
+    def get(
+        self,
+        url: str,
+        limits: Limits,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_redirects: int = MAX_REDIRECTS,
+        allow: Callable[[str], bool] | None = None,
+    ) -> Fetched:
+        """GET ``url``: 2xx → the body within the limits, 304 → no body, otherwise FetchError."""
+        started = time.monotonic()
+        with self.open(
+            url, limits, headers=headers, max_redirects=max_redirects, allow=allow
+        ) as response:
+            status = int(response.status)
+            if status == 304:
+                return Fetched(304, etag=response.headers.get("ETag"), url=response.url or url)
+            body = read_limited(response, limits, started)
+            return Fetched(
+                status,
+                body,
+                content_type=response.headers.get("Content-Type"),
+                etag=response.headers.get("ETag"),
+                last_modified=response.headers.get("Last-Modified"),
+                url=getattr(response, "url", None) or url,
+            )
+
+    def _follow(
+        self,
+        url: str,
+        headers: dict[str, str],
+        limits: Limits,
+        max_redirects: int,
+        allow: Callable[[str], bool] | None,
+    ) -> Any:
+        current = url
+        for hop in range(max_redirects + 1):
+            if allow is not None and not allow(current):
+                raise RefusedRedirect(
+                    "redirect to another host refused" if hop else "this host is not allowed"
+                )
+            try:
+                response = self._pool.request(
+                    "GET",
+                    current,
+                    headers=headers,
+                    timeout=urllib3.Timeout(
+                        connect=limits.connect_timeout, read=limits.read_timeout
+                    ),
+                    retries=urllib3.Retry(
+                        total=None, connect=0, read=0, status=0, other=0, redirect=False
+                    ),
+                    redirect=False,
+                    preload_content=False,
+                    decode_content=True,
+                )
+            except u3.HTTPError as ex:
+                raise FetchError(describe_error(ex, limits)) from None
+            location = response.headers.get("Location")
+            if not (response.status in (301, 302, 303, 307, 308) and location):
+                response.url = current
+                return response
+            if hop == max_redirects:
+                return response  # the caller's ``ok`` decides: by default "redirect refused"
+            response.drain_conn()
+            response.release_conn()
+            following = urljoin(current, location)
+            if not same_host(current, following):
+                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            current = following
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_limited(response: Any, limits: Limits, started: float | None = None) -> bytes:
+    """Read a whole body within ``limits`` (size and deadline) or raise FetchError."""
+    chunks: list[bytes] = []
+    copy_limited(response, _ListSink(chunks), limits, started)
+    return b"".join(chunks)
+
+
+def copy_limited(
+    response: Any,
+    sink: IO[bytes] | _ListSink,
+    limits: Limits,
+    started: float | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> int:
+    """Copy a body into ``sink`` within ``limits``; return the byte count.
+
+    ``progress(done, total)`` is called after each chunk; ``total`` is ``Content-Length`` if
+    the server gave one. A body shorter than its announced length is an error.
+    """
+    started = time.monotonic() if started is None else started
+    declared = response.headers.get("Content-Length")
+    total = int(declared) if declared and declared.isdigit() else None
+    encoded = (response.headers.get("Content-Encoding") or "identity").lower() != "identity"
+    if total is not None and total > limits.max_bytes:
+        raise FetchError(_too_large(limits.max_bytes, total), status=response.status)
+    done = 0
+    try:
+        while True:
+            chunk = response.read(CHUNK)
+            if not chunk:
+                break
+            done += len(chunk)
+            if done > limits.max_bytes:
+                raise FetchError(_too_large(limits.max_bytes), status=response.status)
+            if time.monotonic() - started > limits.deadline:
+                raise FetchError(
+                    f"transfer took longer than {limits.deadline:g} s; abandoned",
+                    status=response.status,
+                )
+            sink.write(chunk)
+            if progress is not None:
+                progress(done, total)
+    except u3.HTTPError as ex:
+        raise FetchError(describe_error(ex, limits), status=response.status) from None
+    if total is not None and not encoded and done != total:
+        raise FetchError(
+            f"download truncated: received {done} of {total} bytes", status=response.status
+        )
+    return done
+
+
+class _ListSink:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.write = chunks.append
+
+
+def _too_large(limit: int, declared: int | None = None) -> str:
+    said = f" (the server announced {declared} bytes)" if declared is not None else ""
+    return f"answer larger than the limit of {limit} bytes{said}; refused"
+
+
+def describe_error(ex: BaseException, limits: Limits) -> str:
+    """Turn a urllib3 error into a short reason without the URL."""
+    reason: BaseException = ex
+    if isinstance(ex, u3.MaxRetryError) and ex.reason is not None:
+        reason = ex.reason
+    if isinstance(reason, u3.ConnectTimeoutError):
+        return f"connection timed out after {limits.connect_timeout:g} s"
+    if isinstance(reason, u3.ReadTimeoutError | TimeoutError):
+        return f"no data for {limits.read_timeout:g} s (read timeout)"
+    if isinstance(reason, u3.NameResolutionError):
+        return f"cannot resolve the host {getattr(reason.conn, 'host', '')}".strip()
+    if isinstance(reason, u3.NewConnectionError):
+        return f"cannot connect: {_errno_text(reason)}"
+    if isinstance(reason, u3.SSLError):
+        return f"TLS error: {_errno_text(reason)}"
+    if isinstance(reason, u3.DecodeError):
+        return "the compressed answer could not be decoded"
+    if isinstance(reason, u3.ProtocolError):
+        return "connection broken before the answer was complete"
+    if isinstance(reason, u3.LocationValueError):
+        return "the URL is not usable"
+    if isinstance(reason, u3.ResponseError) or isinstance(ex, u3.MaxRetryError):
+        return "too many redirects"
+    return f"request failed ({type(reason).__name__})"
+
+
+def _errno_text(ex: BaseException) -> str:
+    """Return the innermost OS error text (``Connection refused``), else the class name."""
+    inner: BaseException | None = ex
+    while inner is not None:
+        if isinstance(inner, OSError) and inner.strerror:
+            return inner.strerror
+        inner = inner.__cause__ or inner.__context__
+    text = str(ex).rsplit(":", 1)[-1].strip()
+    return text[:120] or type(ex).__name__
