@@ -6,8 +6,9 @@ Used by the alert poller, the zone downloader and the audio sources. What it gua
   trickles one byte at a time cannot hold a caller;
 * a size limit, checked against ``Content-Length`` before the body and counted while reading
   (after decompression);
-* redirects followed one hop at a time, each target checked by the caller's ``allow`` rule
-  (for example "same origin only"), and ``Authorization`` dropped when a hop changes host;
+* redirects followed one hop at a time, each hop shown first to the caller's ``on_redirect``
+  check (which raises to refuse it, for example "same origin only"), and ``Authorization``
+  dropped when a hop changes host;
 * credentials in a URL (``user:password@``) moved into a Basic ``Authorization`` header, so they
   never reach a log line;
 * errors as :class:`FetchError`, whose ``reason`` never contains the URL (which may carry a
@@ -50,10 +51,6 @@ class FetchError(Exception):
         self.reason = reason
         self.status = status
         self.retry_after = retry_after
-
-
-class RefusedRedirect(FetchError):
-    """A redirect pointed somewhere the caller's rule does not allow."""
 
 
 @dataclass(frozen=True)
@@ -149,20 +146,21 @@ class OutboundClient:
         *,
         headers: Mapping[str, str] | None = None,
         max_redirects: int = MAX_REDIRECTS,
-        allow: Callable[[str], bool] | None = None,
+        on_redirect: Callable[[str, str], None] | None = None,
         ok: Callable[[int], bool] = lambda status: 200 <= status < 300 or status == 304,
     ) -> Iterator[Any]:
         """Open ``url`` and yield the streaming urllib3 response (``.status``, ``.headers``).
 
-        Redirects are followed up to ``max_redirects`` hops, each target passed through
-        ``allow`` first. A status ``ok`` refuses raises :class:`FetchError` carrying it.
+        Redirects are followed up to ``max_redirects`` hops; ``on_redirect(from_url, to_url)``
+        sees each hop first and raises to refuse it. A status that ``ok`` refuses raises
+        :class:`FetchError` carrying it.
         Read the body with :func:`read_limited` or ``response.read(n)``.
         """
         target, auth = split_credentials(url)
         sent = {"User-Agent": self.user_agent, **(headers or {})}
         if auth and "Authorization" not in sent:
             sent["Authorization"] = auth
-        response = self._follow(target, sent, limits, max_redirects, allow)
+        response = self._follow(target, sent, limits, max_redirects, on_redirect)
         try:
             status = int(response.status)
             if not ok(status):
@@ -189,12 +187,12 @@ class OutboundClient:
         *,
         headers: Mapping[str, str] | None = None,
         max_redirects: int = MAX_REDIRECTS,
-        allow: Callable[[str], bool] | None = None,
+        on_redirect: Callable[[str, str], None] | None = None,
     ) -> Fetched:
         """GET ``url``: 2xx → the body within the limits, 304 → no body, otherwise FetchError."""
         started = time.monotonic()
         with self.open(
-            url, limits, headers=headers, max_redirects=max_redirects, allow=allow
+            url, limits, headers=headers, max_redirects=max_redirects, on_redirect=on_redirect
         ) as response:
             status = int(response.status)
             if status == 304:
@@ -215,14 +213,10 @@ class OutboundClient:
         headers: dict[str, str],
         limits: Limits,
         max_redirects: int,
-        allow: Callable[[str], bool] | None,
+        on_redirect: Callable[[str, str], None] | None,
     ) -> Any:
         current = url
         for hop in range(max_redirects + 1):
-            if allow is not None and not allow(current):
-                raise RefusedRedirect(
-                    "redirect to another host refused" if hop else "this host is not allowed"
-                )
             try:
                 response = self._pool.request(
                     "GET",
@@ -237,6 +231,7 @@ class OutboundClient:
                     redirect=False,
                     preload_content=False,
                     decode_content=True,
+                    enforce_content_length=False,  # copy_limited counts and names a short body
                 )
             except u3.HTTPError as ex:
                 raise FetchError(describe_error(ex, limits)) from None
@@ -246,9 +241,11 @@ class OutboundClient:
                 return response
             if hop == max_redirects:
                 return response  # the caller's ``ok`` decides: by default "redirect refused"
+            following = urljoin(current, location)
             response.drain_conn()
             response.release_conn()
-            following = urljoin(current, location)
+            if on_redirect is not None:
+                on_redirect(current, following)
             if not same_host(current, following):
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
             current = following
@@ -321,14 +318,14 @@ def describe_error(ex: BaseException, limits: Limits) -> str:
     reason: BaseException = ex
     if isinstance(ex, u3.MaxRetryError) and ex.reason is not None:
         reason = ex.reason
-    if isinstance(reason, u3.ConnectTimeoutError):
-        return f"connection timed out after {limits.connect_timeout:g} s"
     if isinstance(reason, u3.ReadTimeoutError | TimeoutError):
         return f"no data for {limits.read_timeout:g} s (read timeout)"
     if isinstance(reason, u3.NameResolutionError):
         return f"cannot resolve the host {getattr(reason.conn, 'host', '')}".strip()
-    if isinstance(reason, u3.NewConnectionError):
+    if isinstance(reason, u3.NewConnectionError):  # a subclass of ConnectTimeoutError
         return f"cannot connect: {_errno_text(reason)}"
+    if isinstance(reason, u3.ConnectTimeoutError):
+        return f"connection timed out after {limits.connect_timeout:g} s"
     if isinstance(reason, u3.SSLError):
         return f"TLS error: {_errno_text(reason)}"
     if isinstance(reason, u3.DecodeError):

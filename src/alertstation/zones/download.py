@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import http.client
+import email.message
 import io
 import os
 import re
 import struct
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,12 +30,15 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from tqdm import tqdm
 
 from alertstation.commands import CommandError
+from alertstation.http.outbound import FetchError, Limits, OutboundClient, copy_limited
 from alertstation.settings import Settings
 from alertstation.version import __version__
 
 DEFAULT_BASE = "https://www.weather.gov/gis"
 USER_AGENT = f"AlertStation/{__version__} (zone shapefile downloader)"
 TIMEOUT_SECONDS = 60.0
+#: Longest one download may take in all (a 200 MB ZIP on a slow line).
+TRANSFER_DEADLINE_SECONDS = 3600.0
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 MAX_ZIP_BYTES = 200 * 1024 * 1024
 MAX_DBF_BYTES = 500 * 1024 * 1024
@@ -168,25 +169,6 @@ class AllowedOrigin:
         return f"{self.scheme}://{self.host}{port}"
 
 
-class _GuardedRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only when its target is on the allowed origin."""
-
-    def __init__(self, origin: AllowedOrigin) -> None:
-        super().__init__()
-        self.origin = origin
-
-    def redirect_request(  # type: ignore[no-untyped-def]
-        self, req, fp, code, msg, headers, newurl
-    ):
-        if not self.origin.allows(newurl):
-            fp.close()
-            raise RefusedUrl(
-                f"refusing the redirect from {req.full_url} to {newurl}: "
-                f"only {self.origin} may be contacted"
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 class ProgressBar:
     """Show bytes done out of the total while a file downloads (tqdm on a terminal).
 
@@ -271,7 +253,7 @@ def format_bytes(count: float) -> str:
 class AgencyClient:
     """Fetch pages and files over HTTP(S) from one origin, refusing every other host.
 
-    The origin is checked before each request, on every redirect, and on the final URL.
+    The origin is checked before each request and on every redirect hop.
     """
 
     def __init__(
@@ -279,35 +261,46 @@ class AgencyClient:
         base_url: str = DEFAULT_BASE,
         *,
         timeout: float = TIMEOUT_SECONDS,
-        opener: urllib.request.OpenerDirector | None = None,
+        client: OutboundClient | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.origin = AllowedOrigin.of(self.base_url)
         self.timeout = timeout
-        self.opener = opener or urllib.request.build_opener(_GuardedRedirects(self.origin))
+        self.client = client or OutboundClient(USER_AGENT)
+
+    def _limits(self, limit: int) -> Limits:
+        return Limits(
+            connect_timeout=self.timeout,
+            read_timeout=self.timeout,
+            max_bytes=limit,
+            deadline=TRANSFER_DEADLINE_SECONDS,
+        )
+
+    def _check_redirect(self, source: str, target: str) -> None:
+        if not self.origin.allows(target):
+            raise RefusedUrl(
+                f"refusing the redirect from {source} to {target}: "
+                f"only {self.origin} may be contacted"
+            )
 
     @contextmanager
-    def open(self, url: str) -> Iterator[Any]:
-        """Open ``url`` and yield the response, closing it afterwards."""
+    def open(self, url: str, limit: int) -> Iterator[Any]:
+        """Open ``url`` and yield the streaming response, closing it afterwards."""
         self.origin.check(url)
-        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
         try:
-            response = self.opener.open(request, timeout=self.timeout)
-        except urllib.error.HTTPError as ex:
-            ex.close()
-            raise DownloadError(f"{url}: HTTP {ex.code} {ex.reason}") from None
-        except (OSError, http.client.HTTPException) as ex:
-            raise DownloadError(f"{url}: {_reason(ex)}") from None
-        with response:
-            self.origin.check(response.geturl(), f"{url} (redirected to {response.geturl()})")
-            yield response
+            with self.client.open(
+                url, self._limits(limit), on_redirect=self._check_redirect
+            ) as response:
+                yield response
+        except FetchError as ex:
+            raise DownloadError(f"{url}: {ex.reason}") from None
 
     def fetch_text(self, url: str) -> str:
         """Return the page at ``url`` as text (at most MAX_PAGE_BYTES)."""
         sink = io.BytesIO()
-        with self.open(url) as response:
-            _copy_response(response, sink, limit=MAX_PAGE_BYTES, url=url)
-            charset = response.headers.get_content_charset() or "utf-8"
+        with self.open(url, MAX_PAGE_BYTES) as response:
+            self._copy(response, sink, MAX_PAGE_BYTES, url)
+            charset = _charset(response.headers.get("Content-Type"))
         try:
             return sink.getvalue().decode(charset, errors="replace")
         except LookupError:
@@ -317,46 +310,47 @@ class AgencyClient:
         self, url: str, sink: IO[bytes], *, limit: int, progress: ProgressBar | None = None
     ) -> int:
         """Copy the body at ``url`` into ``sink``; return the byte count."""
-        with self.open(url) as response:
-            return _copy_response(response, sink, limit=limit, url=url, progress=progress)
+        with self.open(url, limit) as response:
+            return self._copy(response, sink, limit, url, progress)
 
-
-def _reason(ex: BaseException) -> str:
-    reason = getattr(ex, "reason", None) or ex
-    return str(reason) or type(ex).__name__
-
-
-def _copy_response(
-    response: Any, sink: IO[bytes], *, limit: int, url: str, progress: ProgressBar | None = None
-) -> int:
-    length = response.headers.get("Content-Length")
-    total = int(length) if length and length.isdigit() else None
-    if total is not None and total > limit:
-        raise DownloadError(f"{url}: {format_bytes(total)} exceeds the {format_bytes(limit)} limit")
-    done = 0
-    if progress is not None:
-        progress.start(total)
-    try:
-        while chunk := _read_chunk(response, url, done):
-            done += len(chunk)
-            if done > limit:
-                raise DownloadError(f"{url}: body exceeds the {format_bytes(limit)} limit")
-            sink.write(chunk)
-            if progress is not None:
-                progress.update(done)
-    finally:
+    def _copy(
+        self,
+        response: Any,
+        sink: IO[bytes],
+        limit: int,
+        url: str,
+        progress: ProgressBar | None = None,
+    ) -> int:
+        length = response.headers.get("Content-Length")
+        total = int(length) if length and length.isdigit() else None
+        if total is not None and total > limit:
+            raise DownloadError(
+                f"{url}: {format_bytes(total)} exceeds the {format_bytes(limit)} limit"
+            )
         if progress is not None:
-            progress.finish()
-    if total is not None and done != total:
-        raise DownloadError(f"{url}: download truncated: received {done} of {total} bytes")
-    return done
+            progress.start(total)
+        try:
+            return copy_limited(
+                response,
+                sink,
+                self._limits(limit),
+                progress=None if progress is None else lambda done, _total: progress.update(done),
+            )
+        except FetchError as ex:
+            if ex.reason.startswith("answer larger than"):
+                raise DownloadError(
+                    f"{url}: body exceeds the {format_bytes(limit)} limit"
+                ) from None
+            raise DownloadError(f"{url}: {ex.reason}") from None
+        finally:
+            if progress is not None:
+                progress.finish()
 
 
-def _read_chunk(response: Any, url: str, done: int) -> bytes:
-    try:
-        return bytes(response.read(CHUNK_BYTES))
-    except (OSError, http.client.HTTPException) as ex:
-        raise DownloadError(f"{url}: connection failed after {done} bytes: {_reason(ex)}") from None
+def _charset(content_type: str | None) -> str:
+    message = email.message.Message()
+    message["Content-Type"] = content_type or "text/html"
+    return message.get_content_charset() or "utf-8"
 
 
 class _LinkCollector(HTMLParser):
@@ -428,7 +422,7 @@ def resolve_urls(
         try:
             url = scrape_zip_url(fetch_text(page_url), fam, page_url)
             reason = "" if url else f"no {fam.prefix}DDmmYY.zip link on the page"
-        except (DownloadError, OSError, ValueError, http.client.HTTPException) as ex:
+        except (DownloadError, OSError, ValueError) as ex:
             url, reason = None, str(ex).removeprefix(f"{page_url}: ")
         if url:
             resolved[fam.name] = ResolvedUrl(fam.name, url, "scraped", page_url)

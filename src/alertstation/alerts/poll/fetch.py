@@ -8,8 +8,6 @@ transfer deadline, the size limit and error wording come from :mod:`alertstation
 
 from __future__ import annotations
 
-import urllib3
-
 from alertstation.http.outbound import (
     Fetched,
     FetchError,
@@ -51,8 +49,8 @@ ACCEPT = "application/geo+json, application/json;q=0.9, application/cap+xml, " +
 class HttpClient(OutboundClient):
     """The poller's client: 200 with a body, or 304; anything else is a FetchError."""
 
-    def __init__(self, user_agent: str = USER_AGENT, pool: urllib3.PoolManager | None = None):
-        super().__init__(user_agent, pool)
+    def __init__(self, user_agent: str = USER_AGENT) -> None:
+        super().__init__(user_agent)
 
     def fetch(
         self,

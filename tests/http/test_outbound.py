@@ -1,0 +1,168 @@
+"""The one outbound HTTP client: redirects hop by hop, credentials, limits, and no other client."""
+
+from __future__ import annotations
+
+import ast
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from alertstation.http.outbound import FetchError, Limits, OutboundClient, basic_auth
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
+
+
+class _Site:
+    """A loopback server on two ports ("hosts"): records what each request carried."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str, str | None]] = []
+        self.servers = [self._serve() for _ in range(2)]
+
+    def _serve(self) -> ThreadingHTTPServer:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                port = self.server.server_address[1]
+                site.seen.append((port, self.path, self.headers.get("Authorization")))
+                if self.path.startswith("/hop-to-other"):
+                    self.send_response(302)
+                    self.send_header("Location", f"http://127.0.0.1:{site.ports[1]}/landing")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif self.path.startswith("/hop-local"):
+                    self.send_response(301)
+                    self.send_header("Location", "/landing")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif self.path == "/big":
+                    body = b"x" * 5000
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif self.path == "/missing":
+                    body = b"no"
+                    self.send_response(404)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                else:
+                    body = b"landed"
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    @property
+    def ports(self) -> list[int]:
+        return [server.server_address[1] for server in self.servers]
+
+    def url(self, path: str, host: int = 0) -> str:
+        return f"http://127.0.0.1:{self.ports[host]}{path}"
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.fixture
+def site() -> Iterator[_Site]:
+    served = _Site()
+    yield served
+    served.close()
+
+
+def test_credentials_in_the_url_become_a_header_that_does_not_follow_another_host(
+    site: _Site,
+) -> None:
+    client = OutboundClient()
+    url = site.url("/hop-to-other").replace("http://", "http://ops:s3cret@")
+    fetched = client.get(url, Limits())
+    assert fetched.body == b"landed"
+    first, second = site.seen
+    assert first == (site.ports[0], "/hop-to-other", basic_auth("ops", "s3cret"))
+    assert second == (site.ports[1], "/landing", None)
+    assert fetched.url == site.url("/landing", host=1)
+
+
+def test_a_redirect_on_the_same_host_keeps_the_credentials(site: _Site) -> None:
+    client = OutboundClient()
+    fetched = client.get(site.url("/hop-local"), Limits(), headers={"Authorization": "Bearer t"})
+    assert fetched.body == b"landed"
+    assert [auth for _, _, auth in site.seen] == ["Bearer t", "Bearer t"]
+
+
+def test_the_callers_redirect_check_sees_each_hop_and_can_refuse_it(site: _Site) -> None:
+    hops: list[tuple[str, str]] = []
+
+    def same_port_only(source: str, target: str) -> None:
+        hops.append((source, target))
+        if str(site.ports[0]) not in target:
+            raise FetchError("refused: another host")
+
+    with pytest.raises(FetchError, match="another host"):
+        OutboundClient().get(site.url("/hop-to-other"), Limits(), on_redirect=same_port_only)
+    assert hops == [(site.url("/hop-to-other"), site.url("/landing", host=1))]
+    assert [path for _, path, _ in site.seen] == ["/hop-to-other"]
+
+
+def test_no_redirects_allowed_means_the_redirect_is_an_error(site: _Site) -> None:
+    with pytest.raises(FetchError) as caught:
+        OutboundClient().get(site.url("/hop-local"), Limits(), max_redirects=0)
+    assert caught.value.status == 301 and "redirect refused" in caught.value.reason
+
+
+def test_status_and_size_limit_are_errors_without_the_url(site: _Site) -> None:
+    client = OutboundClient()
+    with pytest.raises(FetchError) as missing:
+        client.get(site.url("/missing"), Limits())
+    assert missing.value.status == 404 and "127.0.0.1" not in missing.value.reason
+    with pytest.raises(FetchError, match="larger than the limit of 1000 bytes"):
+        client.get(site.url("/big"), Limits(max_bytes=1000))
+    assert len(client.get(site.url("/big"), Limits(max_bytes=5000)).body) == 5000
+
+
+def test_a_refused_connection_is_described_without_the_url() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(FetchError) as caught:
+        OutboundClient().get(f"http://user:pw@127.0.0.1:{port}/x", Limits(connect_timeout=30))
+    assert caught.value.reason.startswith("cannot connect")
+    assert "pw" not in caught.value.reason
+
+
+HTTP_CLIENT_MODULES = {"urllib3", "urllib.request", "http.client", "requests", "httpx", "aiohttp"}
+
+
+def test_only_the_outbound_module_imports_an_http_client_library() -> None:
+    offenders = []
+    for path in SOURCE.rglob("*.py"):
+        if path == SOURCE / "http" / "outbound.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(SOURCE)}: {name}"
+                for name in names
+                if name in HTTP_CLIENT_MODULES or name.split(".")[0] in {"urllib3", "requests"}
+            ]
+    assert offenders == []
