@@ -1,7 +1,8 @@
 """Build the alertstation package and its Cython kernels.
 
 Every ``src/_native/*.pyx`` becomes ``alertstation._native.<name>``. Templates, static files and
-Alembic migrations live beside ``src/`` in the repository and ship inside the package.
+Alembic migrations live beside ``src/`` in the repository and ship inside the package, and so
+do the guides: ``docs/*.md`` becomes ``alertstation/guides/`` (the station serves them at /docs).
 """
 
 from pathlib import Path
@@ -66,6 +67,7 @@ setup(
         "alertstation._native": "src/_native",
         "alertstation.migrations": "migrations",
         "alertstation.migrations.versions": "migrations/versions",
+        "alertstation.guides": "docs",
         **WEB,
     },
     packages=[
@@ -73,11 +75,13 @@ setup(
         "alertstation._native",
         "alertstation.migrations",
         "alertstation.migrations.versions",
+        "alertstation.guides",
         *WEB,
     ],
     package_data={
         "alertstation._native": ["*.pyi", "*.pxd", "py.typed"],
         "alertstation.migrations": ["script.py.mako"],
+        "alertstation.guides": ["*.md"],
         **{name: files_in(folder) for name, folder in WEB.items()},
     },
     ext_modules=native_extensions(),

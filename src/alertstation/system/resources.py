@@ -36,13 +36,3 @@ class HomePage:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._templates.page(req, resp, "home.html")
-
-
-class DocsPage:
-    """The public documentation index."""
-
-    def __init__(self, station: Station) -> None:
-        self._templates = station.templates
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._templates.page(req, resp, "docs.html")

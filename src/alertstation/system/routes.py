@@ -2,7 +2,7 @@
 
 from alertstation.context import Station
 from alertstation.http.routing import PUBLIC, SIGNED_IN, Route
-from alertstation.system.resources import DocsPage, HealthResource, HomePage
+from alertstation.system.resources import HealthResource, HomePage
 from alertstation.system.status import StatusPage, SystemStatusApi
 
 
@@ -12,7 +12,6 @@ def routes(station: Station) -> list[Route]:
     return [
         Route("GET", "/healthz", HealthResource(station), PUBLIC, summary="Health check"),
         Route("GET", "/", HomePage(station), SIGNED_IN, summary="Station overview"),
-        Route("GET", "/docs", DocsPage(station), PUBLIC, summary="Documentation"),
         Route(
             "GET",
             "/api/system_status",

@@ -1,0 +1,46 @@
+"""The guides ship inside the package, so an installed station serves them without a source tree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_built_package_carries_every_guide_and_reads_them_from_itself(tmp_path: Path) -> None:
+    build = tmp_path / "lib"
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    guides = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(p.name for p in (build / "alertstation" / "guides").glob("*.md")) == guides
+
+    probe = (
+        "from alertstation.operations.public.guides import GuideLibrary\n"
+        "library = GuideLibrary()\n"
+        "print(library.folder)\n"
+        "print(' '.join(library.names()))\n"
+        "print([hit.guide.name for hit in library.search('purge')][:20])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PYTHONPATH": str(build), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    folder, names, found = result.stdout.splitlines()
+    assert folder == str(build / "alertstation" / "guides")
+    assert names.split() == sorted(name.removesuffix(".md") for name in guides)
+    assert "'eas-manual'" in found
