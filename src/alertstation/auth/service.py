@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, delete, func, insert, select, update
 
 from alertstation.auth.passwords import hash_password, verify_password
+from alertstation.auth.policy import load_policy
 from alertstation.auth.tables import users
 from alertstation.db.types import utcnow
 from alertstation.errors import Conflict, Invalid, NotFound
@@ -59,7 +60,13 @@ def _user(row: Row[Any]) -> User:
     )
 
 
-def _checked_password_hash(password: str) -> str:
+def _checked_password_hash(conn: Connection, password: str, username: str | None) -> str:
+    """Hash ``password`` after checking it against the station's password policy."""
+    if not isinstance(password, str):
+        raise Invalid("password must be a string")
+    problem = load_policy(conn).problem(password, username)
+    if problem:
+        raise Invalid(problem, code="password_policy")
     try:
         return hash_password(password)
     except ValueError as ex:
@@ -81,7 +88,7 @@ def create_user(conn: Connection, *, username: str, role: str, password: str) ->
             "starting with a letter or digit"
         )
     _checked_role(role)
-    password_hash = _checked_password_hash(password)
+    password_hash = _checked_password_hash(conn, password, username)
     taken = conn.execute(
         select(users.c.id).where(func.lower(users.c.username) == username.lower())
     ).first()
@@ -194,8 +201,11 @@ def delete_user(conn: Connection, user_id: int) -> User:
 
 
 def set_password(conn: Connection, user_id: int, password: str) -> None:
-    """Replace an account's password."""
-    password_hash = _checked_password_hash(password)
+    """Replace an account's password (checked against the password policy)."""
+    username = conn.execute(select(users.c.username).where(users.c.id == user_id)).scalar()
+    if username is None:
+        raise NotFound(f"no user with id {user_id}")
+    password_hash = _checked_password_hash(conn, password, username)
     now = utcnow()
     result = conn.execute(
         update(users)

@@ -35,3 +35,14 @@ admin_sessions = Table(
     Index("ix_admin_sessions_user_id", "user_id"),
     Index("ix_admin_sessions_ended_at", "ended_at"),
 )
+
+# The station's password policy: a single row (``id`` 1), absent until first saved, when the
+# defaults of ``alertstation.auth.policy`` apply. The operations settings page changes it.
+password_policy = Table(
+    "password_policy",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("min_length", Integer, nullable=False),
+    Column("refuse_username", Boolean, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)

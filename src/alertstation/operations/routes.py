@@ -1,9 +1,73 @@
 """Routes of the operations package."""
 
 from alertstation.context import Station
-from alertstation.http.routing import Route
+from alertstation.http.routing import Route, permission
+from alertstation.operations.resources import (
+    Certificate,
+    EnvConfigPage,
+    RelayTest,
+    SettingsCollection,
+    SettingsPage,
+    SettingsSection,
+    TtsPreview,
+)
+
+VIEW = permission("system.view_config")
+CONFIGURE = permission("system.configure")
 
 
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
-    return []
+    certificate = Certificate(station)
+    return [
+        Route("GET", "/admin/settings", SettingsPage(station), VIEW, summary="Settings page"),
+        Route(
+            "GET",
+            "/api/settings",
+            SettingsCollection(station),
+            VIEW,
+            summary="Every operations settings section (secrets as *_set flags)",
+        ),
+        Route(
+            "PUT",
+            "/api/settings/{section}",
+            SettingsSection(station),
+            CONFIGURE,
+            summary="Save one settings section; config.updated audit (field names only)",
+        ),
+        Route(
+            "POST",
+            "/api/settings/hardware/test-relay",
+            RelayTest(station),
+            CONFIGURE,
+            summary="Close a saved relay pin briefly (transmitter keying test)",
+        ),
+        Route(
+            "POST",
+            "/api/settings/tts/preview",
+            TtsPreview(station),
+            CONFIGURE,
+            summary="A short espeak-ng WAV in the given or saved voice settings",
+        ),
+        Route(
+            "GET",
+            "/api/settings/certificate",
+            certificate,
+            VIEW,
+            summary="The installed TLS certificate and its expiry",
+        ),
+        Route(
+            "POST",
+            "/api/settings/certificate",
+            certificate,
+            CONFIGURE,
+            summary="Upload a TLS certificate chain and key (checked); audited by name",
+        ),
+        Route(
+            "GET",
+            "/admin/env_config",
+            EnvConfigPage(station),
+            CONFIGURE,
+            summary="Effective configuration as an env file, secrets redacted",
+        ),
+    ]

@@ -1,5 +1,22 @@
-"""Tables of the operations package."""
+"""Tables of the operations package.
+
+``operations_settings`` holds one row per settings section (application, hardware,
+text-to-speech, decoder feed, certificate): its values as a JSON object, who saved it and when.
+A section with no row has its defaults (``alertstation.operations.settings``).
+"""
+
+from sqlalchemy import Column, String, Table, Text
 
 from alertstation.db.metadata import metadata
+from alertstation.db.types import UTCDateTime
 
-__all__ = ["metadata"]
+operations_settings = Table(
+    "operations_settings",
+    metadata,
+    Column("section", String(32), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_by", String(64), nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+__all__ = ["metadata", "operations_settings"]
