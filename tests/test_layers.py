@@ -258,6 +258,28 @@ def cycles(edges: Mapping[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def sub_package_of(module: str, packages: frozenset[str]) -> str:
+    """Return the innermost package holding ``module`` (a package holds itself)."""
+    return module if module in packages else module.rpartition(".")[0]
+
+
+def sub_package_graph(imports: Iterable[Import], packages: frozenset[str]) -> dict[str, set[str]]:
+    """Build the graph between sub-packages (``security.bans`` → ``security.hostban``).
+
+    An import of an enclosing package's own module (``security.bans`` → ``security.bantable``)
+    is the ground a sub-package stands on, not an edge.
+    """
+    edges: dict[str, set[str]] = defaultdict(set)
+    for item in imports:
+        if item.type_only:
+            continue
+        source = sub_package_of(item.module, packages)
+        target = sub_package_of(item.target, packages)
+        if source != target and not source.startswith(target + "."):
+            edges[source].add(target)
+    return edges
+
+
 def graph(imports: Iterable[Import], key: object = None) -> dict[str, set[str]]:
     """Build the import graph (type-only imports left out), by package or by file."""
     edges: dict[str, set[str]] = defaultdict(set)
@@ -308,6 +330,26 @@ def test_no_cycle_between_files(imports: list[Import]) -> None:
     assert cycles(graph(imports)) == []
 
 
+def test_no_cycle_between_sub_packages(imports: list[Import]) -> None:
+    packages = frozenset(name for name, path in module_names().items() if path.stem == "__init__")
+    assert cycles(sub_package_graph(imports, packages)) == []
+
+
+def deferred_outside_commands(imports: Iterable[Import]) -> list[Import]:
+    """Return function-level imports outside command modules (``cli``), where they are kept
+    only so a command starts quickly; anywhere else one usually hides a cycle."""
+    return [
+        item
+        for item in imports
+        if item.deferred and not item.type_only and item.module.rpartition(".")[2] != "cli"
+    ]
+
+
+def test_imports_inside_functions_only_in_command_modules(imports: list[Import]) -> None:
+    wrong = deferred_outside_commands(imports)
+    assert not wrong, "import these at the top of the module:\n" + "\n".join(map(str, wrong))
+
+
 def test_the_checks_catch_what_they_are_for() -> None:
     """An upward import, a cycle and a domain importing the worker are all reported."""
     upward = Import("alertstation.db.engine", "alertstation.alerts.store", 3, False, True)
@@ -316,6 +358,8 @@ def test_the_checks_catch_what_they_are_for() -> None:
     worker = Import("alertstation.eas.forward.service", "alertstation.worker.jobs", 5, False, True)
     assert upward_imports([upward, cache, allowed]) == [upward, cache]
     assert domain_reaching_up([worker, upward]) == [worker]
+    command = Import("alertstation.eas.cli", "alertstation.eas.manual", 7, False, True)
+    assert deferred_outside_commands([worker, command, cache]) == [worker]
     sideways = [
         Import(
             "alertstation.auth.resources", "alertstation.security.bans.service", 1, False, False
@@ -325,6 +369,28 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert upward_imports(sideways) == []
     assert cycles(graph(sideways, "package")) == [["auth", "security"]]
     assert cycles(graph(sideways)) == []
+    packages = frozenset({"alertstation.security.bans", "alertstation.security.hostban"})
+    knot = [
+        Import(
+            "alertstation.security.bans.removal",
+            "alertstation.security.hostban.service",
+            1,
+            False,
+            False,
+        ),
+        Import(
+            "alertstation.security.hostban.log",
+            "alertstation.security.bans.service",
+            1,
+            False,
+            False,
+        ),
+        Import(
+            "alertstation.security.bans.gate", "alertstation.security.bantable", 1, False, False
+        ),
+    ]
+    assert cycles(sub_package_graph(knot, packages)) == [sorted(packages)]
+    assert cycles(sub_package_graph(knot[1:], packages)) == []
     assert unplaced(
         [Import("alertstation.newthing.x", "alertstation.db", 1, False, False)], []
     ) == ["newthing"]

@@ -14,6 +14,7 @@ from alertstation.alerts import routes as alerts_routes
 from alertstation.alerts import settings_routes as alert_settings_routes
 from alertstation.alerts.broadcast import BroadcastState
 from alertstation.alerts.poll import routes as poll_routes
+from alertstation.audio import routes as audio_routes
 from alertstation.audit import routes as audit_routes
 from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
@@ -36,6 +37,8 @@ from alertstation.http.routing import (
     check_responders_declared,
 )
 from alertstation.http.templates import Templates
+from alertstation.operations import routes as operations_routes
+from alertstation.operations.public import routes as public_routes
 from alertstation.security.autoban import routes as autoban_routes
 from alertstation.security.autoban.detectors import AutoBanMiddleware
 from alertstation.security.autoban.settings import AutobanSettingsCache
@@ -44,9 +47,12 @@ from alertstation.security.bans.gate import BanCache, BanGate
 from alertstation.security.center import routes as center_routes
 from alertstation.security.geoip import routes as geoip_routes
 from alertstation.security.hostban import routes as hostban_routes
+from alertstation.security.hostban import service as hostban_service
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
 from alertstation.system import routes as system_routes
+from alertstation.traffic import routes as traffic_routes
+from alertstation.traffic.recorder import TrafficMiddleware, TrafficRecorder
 from alertstation.zones import routes as zones_routes
 from alertstation.zones.catalog import ZoneCatalog
 
@@ -70,6 +76,10 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     forward_routes.routes,
     center_routes.routes,
     autoban_routes.routes,
+    audio_routes.routes,
+    traffic_routes.routes,
+    operations_routes.routes,
+    public_routes.routes,
 )
 
 
@@ -78,6 +88,7 @@ class StationApp(falcon.App):
 
     station: Station
     registry: RouteRegistry
+    traffic: TrafficRecorder
 
 
 def build_station(
@@ -88,7 +99,7 @@ def build_station(
     """Create the shared dependencies of one process."""
     engine = engine if engine is not None else make_engine(settings.database_url)
     airing = AiringState(engine)
-    return Station(
+    station = Station(
         settings=settings,
         engine=engine,
         templates=Templates(),
@@ -100,6 +111,8 @@ def build_station(
         broadcast=BroadcastState(engine, clock=clock, airing=airing),
         clock=clock,
     )
+    station.bans.add_change_listener(lambda: hostban_service.mirror_change(station))
+    return station
 
 
 def build_registry(
@@ -131,6 +144,7 @@ def create_app(
         identity_middleware = [SessionMiddleware(station)]
     sources = ROUTE_SOURCES + ((extra_routes,) if extra_routes else ())
     registry = build_registry(station, sources)
+    traffic = TrafficMiddleware.for_station(station)
 
     app = StationApp(
         router=HeadAsGetRouter(),
@@ -138,6 +152,7 @@ def create_app(
             RequestContextMiddleware(
                 settings.trusted_proxies, registry.largest_body_limit(settings.max_request_bytes)
             ),
+            traffic,
             BanGate(station.bans),
             AutoBanMiddleware(station, signed_in=request_signed_in),
             *identity_middleware,
@@ -146,6 +161,7 @@ def create_app(
     )
     app.station = station
     app.registry = registry
+    app.traffic = traffic.recorder
     app.req_options.strip_url_path_trailing_slash = True
     install_media_handlers(app)
     install_error_handlers(app, ErrorRenderer(station.templates))

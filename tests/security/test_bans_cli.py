@@ -11,8 +11,8 @@ from sqlalchemy import Engine, select
 from alertstation.audit.tables import audit_logs
 from alertstation.cli import main
 from alertstation.db.generations import read_generation
-from alertstation.security.bans import removal
 from alertstation.security.bans.tables import BANS_GENERATION
+from alertstation.security.hostban import service as hostban_service
 from tests.support import StationHarness as Station
 
 BANNED = "203.0.113.77"
@@ -59,9 +59,9 @@ def test_list_then_remove_goes_through_the_web_unban_path(
     assert BANNED in listed and "malicious_request" in listed and "banned" in listed
 
     mirrored: list[object] = []
-    real_mirror = removal.hostban_service.mirror_change
+    real_mirror = hostban_service.mirror_change
     monkeypatch.setattr(
-        removal.hostban_service,
+        hostban_service,
         "mirror_change",
         lambda station: mirrored.append(station) or real_mirror(station),
     )

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from pathlib import Path
 
+from alertstation.settings import Settings
 from alertstation.zones.loader import FAMILIES, detect_family, family_from_name
 
 # The agency's two-letter month abbreviations, as in z_03ja25, mz20fe25, z_18mr25, cs16ap26.
@@ -108,8 +109,6 @@ def resolve_dbf_paths(
     defaults to the configured assets directory.
     """
     if assets_dir is None:
-        from alertstation.settings import Settings
-
         assets_dir = Settings.from_env().assets_dir
     resolved = scan_assets(Path(assets_dir))
     if env_path:

@@ -78,6 +78,21 @@ class BanCache:
         self._base: BanSnapshot | None = None
         self._view: BanSnapshot | None = None
         self._retry_at = float("-inf")
+        self._listeners: list[Callable[[], None]] = []
+
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after each ban list change made in this process.
+
+        The host firewall mirror listens here: ``app.build_station`` wires it, so the ban list
+        never imports the packages that follow it.
+        """
+        self._listeners.append(listener)
+
+    def changed(self) -> None:
+        """The ban list changed in this process: rebuild now, then tell every listener."""
+        self.clear()
+        for listener in self._listeners:
+            listener()
 
     def _build(self, conn: Connection) -> BanSnapshot:
         return BanSnapshot.of(enforced_filters(conn, BLOCKLIST, self._clock()), self._clock())

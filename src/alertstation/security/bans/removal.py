@@ -3,7 +3,8 @@
 ``remove_filter`` deletes the entry, writes its audit row (``ban.deleted`` or
 ``allowlist.deleted``) and bumps the ``bans`` generation in one transaction, then runs
 ``after_change``: this process's gate table is rebuilt now (others follow within about a second)
-and the change is mirrored to the host firewall when that is on.
+and the ban cache's change listeners run; ``app.build_station`` makes the host firewall mirror
+one of them, so the change reaches fail2ban when that is on.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.security.bans import service
 from alertstation.security.bans.entries import IpFilter, audit_action
-from alertstation.security.hostban import service as hostban_service
 
 if TYPE_CHECKING:
     from alertstation.context import Station
@@ -34,9 +34,8 @@ def audit_details(entry: IpFilter, **extra: Any) -> dict[str, Any]:
 
 
 def after_change(station: Station) -> None:
-    """Rebuild this worker's ban table now and mirror the change to the host firewall."""
-    station.bans.clear()
-    hostban_service.mirror_change(station)
+    """Rebuild this worker's ban table now and run the change listeners (the firewall mirror)."""
+    station.bans.changed()
 
 
 def remove_filter(
