@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
 VERSION = (ROOT / "VERSION").read_text().strip()
@@ -58,6 +59,15 @@ def files_in(folder: str) -> list[str]:
     )
 
 
+class BuildWithChangelog(build_py):
+    """Copy CHANGELOG.md into the package too: /repo-stats quotes it on an installed station."""
+
+    def run(self) -> None:
+        super().run()
+        if not self.dry_run:
+            self.copy_file(str(ROOT / "CHANGELOG.md"), str(Path(self.build_lib) / "alertstation"))
+
+
 WEB = data_packages("alertstation.web", "web")
 
 setup(
@@ -85,5 +95,6 @@ setup(
         **{name: files_in(folder) for name, folder in WEB.items()},
     },
     ext_modules=native_extensions(),
+    cmdclass={"build_py": BuildWithChangelog},
     zip_safe=False,
 )

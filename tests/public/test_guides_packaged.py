@@ -1,4 +1,4 @@
-"""The guides ship inside the package, so an installed station serves them without a source tree."""
+"""The guides and the changelog ship inside the package: an installed station needs no source."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def test_built_package_carries_every_guide_and_reads_them_from_itself(tmp_path: 
         "print(library.folder)\n"
         "print(' '.join(library.names()))\n"
         "print([hit.guide.name for hit in library.search('purge')][:20])\n"
+        "from alertstation.operations.public.repo_stats import changelog_path\n"
+        "print(changelog_path())\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe],
@@ -40,7 +42,8 @@ def test_built_package_carries_every_guide_and_reads_them_from_itself(tmp_path: 
         cwd=tmp_path,
         timeout=120,
     )
-    folder, names, found = result.stdout.splitlines()
+    folder, names, found, changelog = result.stdout.splitlines()
     assert folder == str(build / "alertstation" / "guides")
     assert names.split() == sorted(name.removesuffix(".md") for name in guides)
     assert "'eas-manual'" in found
+    assert changelog == str(build / "alertstation" / "CHANGELOG.md")

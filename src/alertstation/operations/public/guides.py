@@ -180,6 +180,10 @@ class GuideLibrary:
         hits.sort(key=lambda hit: (-hit.score, hit.guide.name))
         return hits[:limit]
 
+    def render(self, markdown: str) -> str:
+        """Render other Markdown (a changelog excerpt) the way guides are rendered."""
+        return self._markdown.render(markdown)
+
     def guide_href(self, reference: str) -> str | None:
         """Return ``/docs/<name>`` for a reference to an existing guide, else None."""
         match = _GUIDE_REFERENCE.match(reference)
