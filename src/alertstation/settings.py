@@ -45,6 +45,7 @@ class Settings:
     max_request_bytes: int = 1_048_576
     contact: str = ""
     ipaws_trust_anchors: Path | None = None
+    receiver_allowlist: tuple[str, ...] = ()
 
     @property
     def is_sqlite(self) -> bool:
@@ -85,6 +86,9 @@ class Settings:
             max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
             contact=check_contact(env.get("ALERTSTATION_CONTACT", "")),
             ipaws_trust_anchors=Path(anchors_path).resolve() if anchors_path else None,
+            receiver_allowlist=parse_receiver_allowlist(
+                env.get("ALERTSTATION_RECEIVER_ALLOWLIST", "")
+            ),
         )
 
 
@@ -135,6 +139,11 @@ VARIABLES: tuple[Variable, ...] = (
         "PEM bundle of the certificates IPAWS message signatures must chain to",
         boundary="which certificates a signed alert must chain to before it counts as verified",
     ),
+    Variable(
+        "ALERTSTATION_RECEIVER_ALLOWLIST",
+        "Comma-separated absolute paths of the programs radio receivers may run",
+        boundary="which programs on the host an audio receiver may start",
+    ),
 )
 EDITABLE_VARIABLES = {variable.name: variable for variable in VARIABLES}
 
@@ -159,10 +168,27 @@ def validate_variable(name: str, value: str) -> str:
         ),
         "ALERTSTATION_LOG_FORMAT": lambda: _choice(env, name, "json", ("json", "text")),
         "ALERTSTATION_IPAWS_TRUST_ANCHORS": lambda: _check_anchor_bundle(value),
+        "ALERTSTATION_RECEIVER_ALLOWLIST": lambda: parse_receiver_allowlist(value),
     }
     if name in checks:
         checks[name]()
     return value
+
+
+def parse_receiver_allowlist(value: str) -> tuple[str, ...]:
+    """Read the receiver allowlist: comma-separated absolute program paths, in order, unique."""
+    paths: list[str] = []
+    for part in value.split(","):
+        path = part.strip()
+        if not path:
+            continue
+        if not path.startswith("/") or any(c in path for c in "\x00\r\n"):
+            raise SettingsError(
+                f"ALERTSTATION_RECEIVER_ALLOWLIST: {path!r} is not an absolute program path"
+            )
+        if path not in paths:
+            paths.append(path)
+    return tuple(paths)
 
 
 def _check_anchor_bundle(value: str) -> None:

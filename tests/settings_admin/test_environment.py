@@ -119,6 +119,7 @@ BOUNDARY_VALUES = {
     "ALERTSTATION_TRUSTED_PROXIES": "0.0.0.0/0",
     "DATABASE_URL": SECRET_URL,
     "ALERTSTATION_IPAWS_TRUST_ANCHORS": "/etc/ssl/certs/ca-certificates.crt",
+    "ALERTSTATION_RECEIVER_ALLOWLIST": "/usr/bin/rtl_fm",
 }
 
 
