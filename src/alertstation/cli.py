@@ -26,6 +26,7 @@ from alertstation.commands import open_engine as _engine
 from alertstation.commands import require_current_schema as _require_current_schema
 from alertstation.eas.cli import add_eas_commands
 from alertstation.errors import AppError
+from alertstation.operations.cli import add_operations_commands
 from alertstation.security.bans.cli import add_bans_commands
 from alertstation.settings import Settings, SettingsError
 from alertstation.version import __version__
@@ -352,6 +353,7 @@ def build_parser() -> Parser:
     add_alerts_commands(sub)
     add_poll_commands(sub)
     add_bans_commands(sub, _open_station)
+    add_operations_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
     user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", parser_class=Parser)
