@@ -1,5 +1,104 @@
-"""Tables of the traffic package."""
+"""The web request log and the traffic analytics settings.
+
+``web_request_logs``: one row per recorded request (the recorder's middleware or an access-log
+import), enriched at capture: the visitor key (an IPv4 address or an IPv6 /64), the user
+agent's browser/OS/device/bot, the language, GeoIP location and ASN, the referrer's domain and
+search phrase, and whether the request was a page view. ``ts`` (epoch seconds) and ``hour``
+(``ts // 3600``) let every report group by time with plain arithmetic on both backends.
+``import_key`` is the digest of an imported line, so importing a file twice adds nothing.
+
+``traffic_analytics_settings``: one row (id 1). A missing row means the defaults of
+``alertstation.traffic.settings``; every save bumps the ``traffic`` generation so each process
+reloads within about a second.
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Float,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+)
 
 from alertstation.db.metadata import metadata
+from alertstation.db.types import UTCDateTime
 
-__all__ = ["metadata"]
+TRAFFIC_GENERATION = "traffic"
+
+web_request_logs = Table(
+    "web_request_logs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("occurred_at", UTCDateTime(), nullable=False),
+    Column("ts", Float, nullable=False),
+    Column("hour", Integer, nullable=False),
+    Column("method", String(16), nullable=False),
+    Column("path", String(1024), nullable=False),
+    Column("status", SmallInteger, nullable=False),
+    Column("response_ms", Float, nullable=True),
+    Column("content_length", BigInteger, nullable=True),
+    Column("client_ip", String(64), nullable=False),
+    Column("ip_version", SmallInteger, nullable=False),
+    Column("visitor_key", String(64), nullable=False),
+    Column("hostname", String(255), nullable=True),
+    Column("user_agent", String(512), nullable=True),
+    Column("referrer", String(1024), nullable=True),
+    Column("referrer_domain", String(255), nullable=True),
+    Column("search_engine", String(64), nullable=True),
+    Column("search_phrase", String(255), nullable=True),
+    Column("language", String(32), nullable=True),
+    Column("authenticated", Boolean, nullable=False),
+    Column("page_view", Boolean, nullable=False),
+    Column("file_type", String(16), nullable=True),
+    Column("browser", String(64), nullable=True),
+    Column("browser_version", String(32), nullable=True),
+    Column("os", String(64), nullable=True),
+    Column("device_type", String(16), nullable=True),
+    Column("is_bot", Boolean, nullable=False),
+    Column("country", String(128), nullable=True),
+    Column("country_code", String(2), nullable=True),
+    Column("city", String(128), nullable=True),
+    Column("region", String(128), nullable=True),
+    Column("region_code", String(8), nullable=True),
+    Column("asn", Integer, nullable=True),
+    Column("asn_org", String(255), nullable=True),
+    Column("screen_resolution", String(32), nullable=True),
+    Column("source", String(8), nullable=False),
+    Column("import_key", String(64), nullable=True, unique=True),
+)
+Index("ix_web_request_logs_ts", web_request_logs.c.ts)
+Index("ix_web_request_logs_hour", web_request_logs.c.hour)
+Index("ix_web_request_logs_visitor_ts", web_request_logs.c.visitor_key, web_request_logs.c.ts)
+Index("ix_web_request_logs_client_ip", web_request_logs.c.client_ip)
+
+traffic_analytics_settings = Table(
+    "traffic_analytics_settings",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("retention_days", Integer, nullable=False),
+    Column("log_api_requests", Boolean, nullable=False),
+    Column("authenticated_only", Boolean, nullable=False),
+    Column("exclude_bots", Boolean, nullable=False),
+    Column("exclude_internal", Boolean, nullable=False),
+    Column("skip_paths", Text, nullable=False),
+    Column("anonymize_ip", Boolean, nullable=False),
+    Column("geoip_database_path", String(1024), nullable=True),
+    Column("geoip_asn_database_path", String(1024), nullable=True),
+    Column("resolve_hostnames", Boolean, nullable=False),
+    Column("dashboard_cache", Boolean, nullable=False),
+    Column("anomaly_detection_enabled", Boolean, nullable=False),
+    Column("anomaly_error_rate_pct", Float, nullable=False),
+    Column("anomaly_5xx_threshold", Integer, nullable=False),
+    Column("anomaly_failed_login_threshold", Integer, nullable=False),
+    Column("anomaly_scanner_threshold", Integer, nullable=False),
+    Column("anomaly_spike_factor", Float, nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    CheckConstraint("id = 1", name="single_row"),
+)

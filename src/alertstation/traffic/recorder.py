@@ -1,0 +1,272 @@
+"""The request recorder: a middleware, a bounded in-process buffer and a background flusher.
+
+``TrafficMiddleware.process_response`` decides from the cached settings whether the request is
+recorded (collection on, not internal, not a skipped path, API toggle, authenticated-only,
+bots), masks the address when ``anonymize_ip`` is on, and appends what it saw to the recorder's
+buffer. That is all a request pays: no database, no parsing. The flusher thread takes the
+buffer about every second (sooner once ``batch`` rows wait), enriches the rows (user agent,
+language, GeoIP) and writes each batch as one multi-row INSERT.
+
+Nothing here may fail or block a request: a full buffer drops the row and counts it
+(``dropped_rows()``, shown on ``/status``); a failed write is logged, its rows counted as dropped
+too, and the flusher carries on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import falcon
+from sqlalchemy import Engine
+
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.db.types import utcnow
+from alertstation.security.geoip.lookup import locator_for
+from alertstation.traffic import addresses, classify
+from alertstation.traffic.agents import parse_agent
+from alertstation.traffic.rows import Locator, Observed, build_row
+from alertstation.traffic.settings import (
+    TrafficSettings,
+    TrafficSettingsCache,
+    settings_cache_for,
+)
+from alertstation.traffic.tables import web_request_logs
+
+log = logging.getLogger("alertstation.traffic")
+
+CAPACITY = 10_000
+BATCH = 500
+INTERVAL = 1.0
+
+_recorders: weakref.WeakSet[TrafficRecorder] = weakref.WeakSet()
+_recorders_lock = threading.Lock()
+
+
+class TrafficRecorder:
+    """Buffer observed requests and write them in batches from one background thread."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        settings: TrafficSettingsCache,
+        locator: Callable[[], Locator | None] = lambda: None,
+        *,
+        capacity: int = CAPACITY,
+        batch: int = BATCH,
+        interval: float = INTERVAL,
+        on_write: Callable[[], None] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.capacity = capacity
+        self.batch = batch
+        self.interval = interval
+        self.dropped = 0
+        self.written = 0
+        self.clock = clock
+        self._locator = locator
+        self._on_write = on_write
+        self._pending: deque[Observed] = deque()
+        self._count_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._thread_pid = 0
+        with _recorders_lock:
+            _recorders.add(self)
+
+    # --- the request side ---------------------------------------------------------------
+
+    def capture(self, seen: Observed) -> None:
+        """Queue one observation; when the buffer is full, drop it and count it."""
+        if len(self._pending) >= self.capacity:
+            with self._count_lock:
+                self.dropped += 1
+            return
+        self._pending.append(seen)
+        if len(self._pending) >= self.batch:
+            self._wake.set()
+        if self._thread_pid != os.getpid():
+            self._start()
+
+    def pending(self) -> int:
+        """Return how many observations wait for the flusher."""
+        return len(self._pending)
+
+    # --- the flusher side ---------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._count_lock:
+            if self._thread_pid == os.getpid():
+                return
+            self._thread_pid = os.getpid()  # after a fork the parent's thread is gone: start anew
+            thread = threading.Thread(
+                target=_flush_loop, args=(weakref.ref(self),), name="traffic-flusher", daemon=True
+            )
+            self._thread = thread
+        thread.start()
+
+    def flush(self) -> int:
+        """Write everything buffered now, in batches; return the number of rows written."""
+        written = 0
+        with self._flush_lock:
+            while self._pending:
+                chunk = [
+                    self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))
+                ]
+                written += self._write(chunk)
+        return written
+
+    def _write(self, chunk: list[Observed]) -> int:
+        try:
+            locator = self._locator()
+            rows = [build_row(seen, locator) for seen in chunk]
+            with begin_write(self.engine) as conn:
+                conn.execute(web_request_logs.insert().values(rows))
+        except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
+            with self._count_lock:
+                self.dropped += len(chunk)
+            log.error("traffic rows not written (%s): %d dropped", type(ex).__name__, len(chunk))
+            return 0
+        self.written += len(rows)
+        if self._on_write is not None:
+            self._on_write()
+        return len(rows)
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until woken by a full batch or ``timeout`` seconds pass."""
+        self._wake.wait(timeout)
+        self._wake.clear()
+
+
+def _flush_loop(ref: weakref.ref[TrafficRecorder]) -> None:
+    """Flush the recorder about every interval until it is garbage-collected."""
+    while True:
+        recorder = ref()
+        if recorder is None:
+            return
+        interval = recorder.interval
+        wake = recorder._wake
+        del recorder  # hold no reference while sleeping: a dropped app frees its recorder
+        wake.wait(interval)
+        wake.clear()
+        recorder = ref()
+        if recorder is None:
+            return
+        recorder.flush()
+        del recorder
+
+
+def dropped_rows() -> int:
+    """Return how many request rows this process dropped (buffer overflow or failed writes)."""
+    with _recorders_lock:
+        return sum(recorder.dropped for recorder in list(_recorders))
+
+
+def flush_all() -> int:
+    """Write every recorder's buffer now (at exit, and in tests); return the rows written."""
+    with _recorders_lock:
+        recorders = list(_recorders)
+    return sum(recorder.flush() for recorder in recorders)
+
+
+atexit.register(flush_all)
+
+
+# --- the middleware -------------------------------------------------------------------------
+
+
+def should_record(settings: TrafficSettings, path: str, client_ip: str, signed_in: bool) -> bool:
+    """Apply the collection settings that need only the request line and the caller."""
+    if not settings.enabled:
+        return False
+    if settings.exclude_internal and addresses.is_internal(client_ip):
+        return False
+    if settings.authenticated_only and not signed_in:
+        return False
+    if not settings.log_api_requests and classify.is_api(path):
+        return False
+    return not any(path.startswith(prefix) for prefix in settings.skip_paths)
+
+
+class TrafficMiddleware:
+    """Record every answered request into the recorder's buffer (never raises)."""
+
+    def __init__(self, recorder: TrafficRecorder) -> None:
+        self.recorder = recorder
+
+    @classmethod
+    def for_station(cls, station: Station) -> TrafficMiddleware:
+        """Return the middleware of ``station``: its engine, clock and GeoIP databases."""
+        data_dir = station.settings.data_dir
+        recorder = TrafficRecorder(
+            station.engine,
+            settings_cache_for(station.engine),
+            lambda: locator_for(data_dir),
+            clock=station.clock,
+        )
+        return cls(recorder)
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        try:
+            self._record(req, resp)
+        except Exception as ex:  # noqa: BLE001  (recording must never fail a request)
+            log.error("request not recorded (%s)", type(ex).__name__)
+
+    def _record(self, req: falcon.Request, resp: falcon.Response) -> None:
+        settings = self.recorder.settings.get()
+        client_ip = getattr(req.context, "client_ip", None) or req.remote_addr or "0.0.0.0"
+        signed_in = getattr(req.context, "user", None) is not None
+        path = req.path
+        if not should_record(settings, path, client_ip, signed_in):
+            return
+        user_agent = req.user_agent
+        if settings.exclude_bots and user_agent and parse_agent(user_agent).is_bot:
+            return
+        if settings.anonymize_ip:
+            try:
+                client_ip = addresses.mask_address(client_ip)
+            except ValueError:
+                client_ip = "0.0.0.0"
+        started = getattr(req.context, "started", None)
+        self.recorder.capture(
+            Observed(
+                ts=self.recorder.clock().timestamp(),
+                method=req.method,
+                path=path,
+                status=resp.status_code,
+                response_ms=(time.perf_counter() - started) * 1000 if started else None,
+                content_length=_body_length(resp),
+                client_ip=client_ip,
+                user_agent=user_agent,
+                referrer=req.referer,
+                accept_language=req.get_header("Accept-Language"),
+                authenticated=signed_in,
+                host=req.host,
+            )
+        )
+
+
+def _body_length(resp: falcon.Response) -> int | None:
+    """Return the response body's size in bytes (rendering media once; Falcon keeps it)."""
+    if resp.stream is not None:
+        length = resp.content_length
+        return int(length) if length is not None else None
+    try:
+        body = resp.render_body()
+    except Exception:  # noqa: BLE001  (Falcon reports a bad body itself)
+        return None
+    return len(body) if body is not None else 0

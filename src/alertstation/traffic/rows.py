@@ -1,0 +1,113 @@
+"""Turn one observed request into a ``web_request_logs`` row, enriched at capture.
+
+The recorder and the access-log import both build rows here, so a live request and an imported
+line get the same visitor key, user-agent parts, language, referrer parts and GeoIP fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from alertstation.traffic import addresses, agents, classify
+
+
+class Locator(Protocol):
+    """The GeoIP lookups a row needs (``alertstation.security.geoip.lookup.GeoLocator``)."""
+
+    def locate(self, address: str) -> dict[str, Any] | None: ...
+
+    def asn(self, address: str) -> dict[str, Any] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What was seen of one request; ``client_ip`` is already masked when anonymizing."""
+
+    ts: float
+    method: str
+    path: str
+    status: int
+    response_ms: float | None
+    content_length: int | None
+    client_ip: str
+    user_agent: str | None
+    referrer: str | None
+    accept_language: str | None
+    authenticated: bool
+    host: str | None = None
+    source: str = "live"
+    import_key: str | None = None
+
+
+def _clip(value: str | None, length: int) -> str | None:
+    return value[:length] if value else None
+
+
+def build_row(seen: Observed, locator: Locator | None) -> dict[str, Any]:
+    """Return the column values of the row for ``seen``."""
+    agent = agents.parse_agent(seen.user_agent)
+    domain, engine, phrase = classify.referrer_parts(seen.referrer, seen.host)
+    row: dict[str, Any] = {
+        "occurred_at": datetime.fromtimestamp(seen.ts, UTC),
+        "ts": seen.ts,
+        "hour": int(seen.ts // 3600),
+        "method": seen.method[:16],
+        "path": seen.path[:1024],
+        "status": seen.status,
+        "response_ms": seen.response_ms,
+        "content_length": seen.content_length,
+        "client_ip": seen.client_ip,
+        "ip_version": addresses.ip_version(seen.client_ip),
+        "visitor_key": addresses.visitor_key(seen.client_ip),
+        "hostname": None,
+        "user_agent": _clip(seen.user_agent, 512),
+        "referrer": _clip(seen.referrer, 1024),
+        "referrer_domain": domain,
+        "search_engine": engine,
+        "search_phrase": phrase,
+        "language": agents.primary_language(seen.accept_language),
+        "authenticated": seen.authenticated,
+        "page_view": classify.is_page_view(seen.method, seen.path, seen.status),
+        "file_type": classify.file_type(seen.path),
+        "browser": _clip(agent.browser, 64),
+        "browser_version": agent.browser_version,
+        "os": _clip(agent.os, 64),
+        "device_type": agent.device_type,
+        "is_bot": agent.is_bot,
+        "screen_resolution": None,
+        "source": seen.source,
+        "import_key": seen.import_key,
+    }
+    row.update(_geo(seen.client_ip, locator))
+    return row
+
+
+_NO_GEO: dict[str, Any] = {
+    "country": None,
+    "country_code": None,
+    "city": None,
+    "region": None,
+    "region_code": None,
+    "asn": None,
+    "asn_org": None,
+}
+
+
+def _geo(address: str, locator: Locator | None) -> dict[str, Any]:
+    if locator is None:
+        return _NO_GEO
+    place = locator.locate(address) or {}
+    network = locator.asn(address) or {}
+    if not place and not network:
+        return _NO_GEO
+    return {
+        "country": _clip(place.get("country"), 128),
+        "country_code": _clip(place.get("flag"), 2),
+        "city": _clip(place.get("city"), 128),
+        "region": _clip(place.get("region"), 128),
+        "region_code": _clip(place.get("region_code"), 8),
+        "asn": network.get("asn"),
+        "asn_org": _clip(network.get("org"), 255),
+    }

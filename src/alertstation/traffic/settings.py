@@ -1,0 +1,223 @@
+"""Traffic analytics settings: defaults, validation, storage and the per-process cache.
+
+One row (id 1) of ``traffic_analytics_settings``; a fresh database runs on ``TrafficSettings()``.
+``TrafficSettingsCache`` follows the ``traffic`` generation (re-read at most once a second), so
+the recorder's middleware never queries for them, and keeps the last good settings while the
+database is down.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from alertstation.db.generations import GenerationCache, bump_generation
+from alertstation.db.types import as_utc
+from alertstation.errors import Invalid
+from alertstation.traffic.tables import TRAFFIC_GENERATION, traffic_analytics_settings
+
+log = logging.getLogger("alertstation.traffic")
+
+SECTION = "traffic"
+MAX_RETENTION_DAYS = 3_650
+MAX_SKIP_PATHS = 64
+MAX_PATH_LENGTH = 200
+MAX_THRESHOLD = 1_000_000
+_PATH = re.compile(r"^/[A-Za-z0-9._~%/-]*$")
+
+
+@dataclass(frozen=True)
+class TrafficSettings:
+    """Every traffic analytics setting (the spec's table, plus the dashboard cache switch)."""
+
+    enabled: bool = True
+    retention_days: int = 90
+    log_api_requests: bool = False
+    authenticated_only: bool = False
+    exclude_bots: bool = False
+    exclude_internal: bool = True
+    skip_paths: tuple[str, ...] = ()
+    anonymize_ip: bool = False
+    geoip_database_path: str | None = None
+    geoip_asn_database_path: str | None = None
+    resolve_hostnames: bool = False
+    dashboard_cache: bool = False
+    anomaly_detection_enabled: bool = True
+    anomaly_error_rate_pct: float = 20.0
+    anomaly_5xx_threshold: int = 10
+    anomaly_failed_login_threshold: int = 10
+    anomaly_scanner_threshold: int = 20
+    anomaly_spike_factor: float = 3.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the JSON form (``skip_paths`` as a list)."""
+        form = asdict(self)
+        form["skip_paths"] = list(self.skip_paths)
+        return form
+
+
+FIELD_NAMES = tuple(f.name for f in fields(TrafficSettings))
+_BOOLS = frozenset(
+    name for name in FIELD_NAMES if isinstance(getattr(TrafficSettings(), name), bool)
+)
+_WHOLE = {
+    "retention_days": (1, MAX_RETENTION_DAYS),
+    "anomaly_5xx_threshold": (1, MAX_THRESHOLD),
+    "anomaly_failed_login_threshold": (1, MAX_THRESHOLD),
+    "anomaly_scanner_threshold": (1, MAX_THRESHOLD),
+}
+_REAL = {"anomaly_error_rate_pct": (0.1, 100.0), "anomaly_spike_factor": (1.1, 1000.0)}
+_PATHS = ("geoip_database_path", "geoip_asn_database_path")
+
+
+def load_settings(conn: Connection) -> TrafficSettings:
+    """Return the stored settings, or the defaults when none were saved."""
+    row = conn.execute(
+        select(traffic_analytics_settings).where(traffic_analytics_settings.c.id == 1)
+    ).first()
+    if row is None:
+        return TrafficSettings()
+    values = {name: getattr(row, name) for name in FIELD_NAMES}
+    values["skip_paths"] = tuple(line for line in (row.skip_paths or "").splitlines() if line)
+    for name in _BOOLS:
+        values[name] = bool(values[name])
+    return TrafficSettings(**values)
+
+
+def save_settings(
+    conn: Connection, body: Mapping[str, Any], now: datetime
+) -> tuple[TrafficSettings, list[str]]:
+    """Validate and store a change; return the new settings and the sorted changed field names."""
+    before = load_settings(conn)
+    after = apply_changes(before, body)
+    changed = sorted(name for name in FIELD_NAMES if getattr(before, name) != getattr(after, name))
+    if not changed:
+        return after, []
+    values = asdict(after)
+    values["skip_paths"] = "\n".join(after.skip_paths)
+    values["updated_at"] = as_utc(now)
+    table = traffic_analytics_settings
+    if not conn.execute(table.update().where(table.c.id == 1).values(**values)).rowcount:
+        try:
+            with conn.begin_nested():
+                conn.execute(table.insert().values(id=1, **values))
+        except IntegrityError:  # a concurrent save inserted it meanwhile
+            conn.execute(table.update().where(table.c.id == 1).values(**values))
+    bump_generation(conn, TRAFFIC_GENERATION)
+    return after, changed
+
+
+def apply_changes(current: TrafficSettings, body: Mapping[str, Any]) -> TrafficSettings:
+    """Return ``current`` with the validated changes of ``body``; Invalid names the bad field."""
+    unknown = sorted(set(body) - set(FIELD_NAMES))
+    if unknown:
+        raise Invalid(f"unknown setting {unknown[0]}", field=unknown[0])
+    changes: dict[str, Any] = {}
+    for name, value in body.items():
+        if name in _BOOLS:
+            if not isinstance(value, bool):
+                raise Invalid(f"{name} must be true or false", field=name)
+            changes[name] = value
+        elif name in _WHOLE:
+            low, high = _WHOLE[name]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise Invalid(f"{name} must be a whole number within {low}..{high}", field=name)
+            changes[name] = value
+        elif name in _REAL:
+            low_real, high_real = _REAL[name]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise Invalid(f"{name} must be a number", field=name)
+            if not low_real <= value <= high_real:
+                raise Invalid(f"{name} must be within {low_real}..{high_real}", field=name)
+            changes[name] = float(value)
+        elif name in _PATHS:
+            if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 1024):
+                raise Invalid(f"{name} must be a file path or null", field=name)
+            changes[name] = value or None
+        else:  # skip_paths
+            changes[name] = check_skip_paths(value)
+    return replace(current, **changes)
+
+
+def check_skip_paths(value: object) -> tuple[str, ...]:
+    """Return a validated list of path prefixes: absolute, plain characters, no duplicates."""
+    if not isinstance(value, list) or len(value) > MAX_SKIP_PATHS:
+        raise Invalid(
+            f"skip_paths must be a list of at most {MAX_SKIP_PATHS} paths", field="skip_paths"
+        )
+    paths: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not 0 < len(item) <= MAX_PATH_LENGTH:
+            raise Invalid(
+                f"each skip path must be 1..{MAX_PATH_LENGTH} characters", field="skip_paths"
+            )
+        if not _PATH.match(item):
+            raise Invalid(
+                f"{item!r} is not a path prefix: start with / and use plain characters",
+                field="skip_paths",
+            )
+        if item not in paths:
+            paths.append(item)
+    return tuple(paths)
+
+
+class TrafficSettingsCache:
+    """Hold the settings in memory; follows the ``traffic`` generation, survives outages."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        check_interval: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cache: GenerationCache[TrafficSettings] = GenerationCache(
+            engine,
+            TRAFFIC_GENERATION,
+            load_settings,
+            check_interval=check_interval,
+            clock=monotonic,
+        )
+        self._check_interval = check_interval
+        self._monotonic = monotonic
+        self._last = TrafficSettings()
+        self._retry_at = float("-inf")
+
+    def get(self) -> TrafficSettings:
+        """Return the settings; while the database is down, the last good ones (or defaults)."""
+        if self._monotonic() < self._retry_at:
+            return self._last
+        try:
+            self._last = self._cache.get()
+        except SQLAlchemyError as ex:
+            self._retry_at = self._monotonic() + self._check_interval
+            log.error("traffic settings unavailable (%s); using the last ones", type(ex).__name__)
+        return self._last
+
+    def clear(self) -> None:
+        """Reload on the next get() (call after saving in this process)."""
+        self._cache.clear()
+        self._retry_at = float("-inf")
+
+
+_caches: weakref.WeakKeyDictionary[Engine, TrafficSettingsCache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def settings_cache_for(engine: Engine) -> TrafficSettingsCache:
+    """Return this process's settings cache for ``engine`` (the recorder's and the routes')."""
+    with _caches_lock:
+        cache = _caches.get(engine)
+        if cache is None:
+            cache = _caches[engine] = TrafficSettingsCache(engine)
+        return cache

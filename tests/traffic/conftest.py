@@ -1,0 +1,48 @@
+"""Fixtures of the traffic tests: the station's recorder flushed on demand, and its rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, select
+
+from alertstation.traffic.recorder import flush_all
+from alertstation.traffic.settings import settings_cache_for
+from alertstation.traffic.tables import web_request_logs
+from tests.support import SignedIn
+from tests.support import StationHarness as Station
+
+VISITOR_IP = "203.0.113.7"
+
+
+@pytest.fixture(autouse=True)
+def _no_rows_from_other_tests(engine: Engine) -> Iterator[None]:
+    """Start each test on an empty request log (other apps' buffers written first)."""
+    flush_all()
+    with engine.begin() as conn:
+        conn.execute(web_request_logs.delete())
+    settings_cache_for(engine).clear()  # the settings of the last test were cleared with it
+    yield
+    flush_all()
+
+
+@pytest.fixture
+def admin(station: Station) -> SignedIn:
+    """An admin signed in (from loopback: not recorded by default)."""
+    station.add_user("boss", "admin")
+    return station.sign_in("boss")
+
+
+@pytest.fixture
+def logged(station: Station, engine: Engine) -> Callable[[], list[dict[str, Any]]]:
+    """Return a function that flushes the station's recorder and lists the rows in id order."""
+
+    def rows() -> list[dict[str, Any]]:
+        station.app.traffic.flush()
+        with engine.connect() as conn:
+            query = select(web_request_logs).order_by(web_request_logs.c.id)
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+    return rows

@@ -1,0 +1,229 @@
+"""The request recorder: what it captures, what the settings leave out, and that it never fails."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import falcon.testing
+import pytest
+from sqlalchemy import Engine, event, func, select
+
+from alertstation.app import create_app
+from alertstation.db import make_engine
+from alertstation.settings import parse_networks
+from alertstation.traffic.recorder import TrafficRecorder, dropped_rows
+from alertstation.traffic.rows import Observed
+from alertstation.traffic.settings import TrafficSettingsCache, settings_cache_for
+from alertstation.traffic.tables import web_request_logs
+from tests.support import Clock, SignedIn, clear_tables, make_settings
+from tests.support import StationHarness as Station
+
+Rows = Callable[[], list[dict[str, Any]]]
+CHROME = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.0.0 Safari/537.36"
+)
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def configure(admin: SignedIn, **changes: Any) -> None:
+    result = admin.request("PUT", "/api/traffic/settings", json=changes)
+    assert result.status_code == 200, result.text
+
+
+def test_a_request_is_recorded_with_what_was_seen(station: Station, logged: Rows) -> None:
+    result = station.client.simulate_get(
+        "/healthz",
+        remote_addr="203.0.113.7",
+        headers={
+            "User-Agent": CHROME,
+            "Referer": "https://www.google.com/search?q=weather+radio",
+            "Accept-Language": "fr-CA,fr;q=0.9,en;q=0.5",
+        },
+    )
+    assert result.status_code == 200
+    [row] = logged()
+    assert (row["method"], row["path"], row["status"]) == ("GET", "/healthz", 200)
+    assert row["client_ip"] == "203.0.113.7" and row["visitor_key"] == "203.0.113.7"
+    assert row["content_length"] == len(result.content)
+    assert row["response_ms"] is not None and row["response_ms"] >= 0
+    assert row["ts"] == pytest.approx(station.clock().timestamp())
+    assert row["hour"] == int(station.clock().timestamp() // 3600)
+    assert row["authenticated"] is False and row["source"] == "live"
+    assert (row["browser"], row["browser_version"], row["os"]) == ("Chrome", "120", "Windows")
+    assert row["device_type"] == "desktop" and row["is_bot"] is False
+    assert row["language"] == "fr-CA"
+    assert row["referrer_domain"] == "google.com"
+    assert (row["search_engine"], row["search_phrase"]) == ("Google", "weather radio")
+    assert row["page_view"] is True  # a GET answered 200, neither /api/ nor a static file
+
+
+def test_loopback_is_left_out_by_default_and_recorded_when_allowed(
+    station: Station, admin: SignedIn, logged: Rows
+) -> None:
+    station.client.simulate_get("/healthz")  # 127.0.0.1
+    station.client.simulate_get("/healthz", remote_addr="::1")
+    assert logged() == []
+    configure(admin, exclude_internal=False)
+    station.client.simulate_get("/healthz")
+    assert [row["client_ip"] for row in logged()] == ["127.0.0.1"]
+
+
+def test_skip_paths_api_toggle_bots_and_authenticated_only(
+    station: Station, admin: SignedIn, logged: Rows
+) -> None:
+    outside = "198.51.100.20"
+    configure(admin, skip_paths=["/healthz"])
+    station.client.simulate_get("/healthz", remote_addr=outside)
+    station.client.simulate_get("/api/system_status", remote_addr=outside)  # API: off by default
+    assert logged() == []
+    configure(admin, skip_paths=[], log_api_requests=True)
+    station.client.simulate_get("/api/system_status", remote_addr=outside)
+    assert [row["path"] for row in logged()] == ["/api/system_status"]
+    configure(admin, exclude_bots=True)
+    station.client.simulate_get("/healthz", remote_addr=outside, headers={"User-Agent": GOOGLEBOT})
+    station.client.simulate_get("/healthz", remote_addr=outside, headers={"User-Agent": CHROME})
+    assert [row["browser"] for row in logged()[1:]] == ["Chrome"]
+    configure(admin, authenticated_only=True, exclude_internal=False)
+    before = len(logged())
+    station.client.simulate_get("/healthz", remote_addr=outside)
+    admin.request("GET", "/healthz")
+    rows = logged()[before:]
+    assert [row["authenticated"] for row in rows] == [True]
+
+
+def test_anonymize_ip_masks_at_capture_and_no_raw_address_is_stored(
+    station: Station, admin: SignedIn, logged: Rows
+) -> None:
+    configure(admin, anonymize_ip=True)
+    station.client.simulate_get("/healthz", remote_addr="203.0.113.77")
+    station.client.simulate_get("/healthz", remote_addr="2001:db8:abcd:12:34::9")
+    rows = logged()
+    assert [row["client_ip"] for row in rows] == ["203.0.113.0", "2001:db8:abcd::"]
+    assert [row["visitor_key"] for row in rows] == ["203.0.113.0", "2001:db8:abcd::/64"]
+    stored = " ".join(str(value) for row in rows for value in row.values())
+    assert "203.0.113.77" not in stored and ":34::9" not in stored
+
+
+def test_ipv6_visitors_are_grouped_by_their_64(station: Station, logged: Rows) -> None:
+    station.client.simulate_get("/healthz", remote_addr="2001:db8:1:2::10")
+    station.client.simulate_get("/healthz", remote_addr="2001:db8:1:2:ffff::1")
+    station.client.simulate_get("/healthz", remote_addr="2001:db8:1:3::10")
+    rows = logged()
+    assert [row["ip_version"] for row in rows] == [6, 6, 6]
+    assert [row["visitor_key"] for row in rows] == [
+        "2001:db8:1:2::/64",
+        "2001:db8:1:2::/64",
+        "2001:db8:1:3::/64",
+    ]
+
+
+def test_client_address_follows_the_one_hop_rule(tmp_path: Any, engine: Engine) -> None:
+    settings = make_settings(
+        tmp_path,
+        engine.url.render_as_string(hide_password=False),
+        trusted_proxies=parse_networks("10.0.0.1"),
+    )
+    app = create_app(settings, engine=engine, clock=Clock())
+    client = falcon.testing.TestClient(app)
+    try:
+        forwarded = {"X-Forwarded-For": "192.0.2.99, 198.51.100.5"}
+        client.simulate_get("/healthz", remote_addr="10.0.0.1", headers=forwarded)
+        client.simulate_get("/healthz", remote_addr="192.0.2.50", headers=forwarded)
+        app.traffic.flush()
+        with engine.connect() as conn:
+            ips = conn.execute(select(web_request_logs.c.client_ip).order_by("id")).scalars()
+            assert list(ips) == ["198.51.100.5", "192.0.2.50"]
+    finally:
+        clear_tables(engine)
+
+
+def test_a_batch_is_one_multi_row_insert(station: Station, engine: Engine, logged: Rows) -> None:
+    statements: list[tuple[str, bool]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if "web_request_logs" in statement and statement.lstrip().upper().startswith("INSERT"):
+            statements.append((statement, many))
+
+    for index in range(7):
+        station.client.simulate_get("/healthz", remote_addr=f"198.51.100.{index + 1}")
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert len(logged()) == 7
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert len(statements) == 1
+    statement, many = statements[0]
+    assert not many and statement.upper().count("VALUES") == 1 and statement.count("),") >= 6
+
+
+def sample(index: int) -> Observed:
+    return Observed(
+        ts=1_800_000_000.0 + index,
+        method="GET",
+        path=f"/p{index}",
+        status=200,
+        response_ms=1.0,
+        content_length=10,
+        client_ip="192.0.2.1",
+        user_agent=None,
+        referrer=None,
+        accept_language=None,
+        authenticated=False,
+    )
+
+
+def test_overflow_drops_rows_and_counts_them(engine: Engine) -> None:
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine), capacity=3)
+    before = dropped_rows()
+    for index in range(5):
+        recorder.capture(sample(index))
+    assert recorder.pending() == 3 and recorder.dropped == 2
+    assert dropped_rows() == before + 2
+    try:
+        assert recorder.flush() == 3
+    finally:
+        with engine.begin() as conn:
+            conn.execute(web_request_logs.delete())
+
+
+def test_a_failed_write_is_counted_and_the_flusher_carries_on(tmp_path: Any) -> None:
+    bare = make_engine(f"sqlite:///{tmp_path / 'no-tables.db'}")  # no web_request_logs table
+    recorder = TrafficRecorder(bare, TrafficSettingsCache(bare))
+    recorder.capture(sample(1))
+    recorder.capture(sample(2))
+    assert recorder.flush() == 0
+    assert recorder.dropped == 2 and recorder.pending() == 0
+    bare.dispose()
+
+
+def test_a_broken_recorder_never_fails_the_request(
+    station: Station, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(seen: Observed) -> None:
+        raise RuntimeError("buffer gone")
+
+    monkeypatch.setattr(station.app.traffic, "capture", explode)
+    result = station.client.simulate_get("/healthz", remote_addr="203.0.113.9")
+    assert result.status_code == 200
+
+
+def test_the_background_flusher_writes_without_being_asked(
+    station: Station, engine: Engine
+) -> None:
+    station.client.simulate_get("/healthz", remote_addr="203.0.113.8")
+    deadline = time.monotonic() + 60
+    count = 0
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            count = conn.execute(select(func.count()).select_from(web_request_logs)).scalar_one()
+        if count:
+            break
+        time.sleep(0.1)
+    assert count == 1
+
+
+def test_settings_cache_is_shared_by_the_recorder_and_the_routes(station: Station) -> None:
+    assert station.app.traffic.settings is settings_cache_for(station.engine)
