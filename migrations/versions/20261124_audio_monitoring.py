@@ -7,6 +7,11 @@ Create Date: 2026-11-24
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
+from alembic import op
+
+from alertstation.db.types import UTCDateTime
+
 revision: str = "20261124_audio_monitoring"
 down_revision: str | None = "20261124_worker_heartbeat"
 branch_labels: Sequence[str] | None = None
@@ -14,8 +19,31 @@ depends_on: Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    op.create_table(
+        "audio_sources",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("name", sa.String(100), nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("url", sa.String(2048), nullable=False),
+        sa.Column("command", sa.Text(), server_default="[]", nullable=False),
+        sa.Column("device_params", sa.Text(), server_default="{}", nullable=False),
+        sa.Column("auth_password", sa.String(1024), nullable=True),
+        sa.Column("auth_header", sa.String(1024), nullable=True),
+        sa.Column("enabled", sa.Boolean(), server_default=sa.true(), nullable=False),
+        sa.Column("relay_enabled", sa.Boolean(), server_default=sa.false(), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("updated_at", UTCDateTime(), nullable=False),
+        sa.Column("state", sa.String(16), server_default="stopped", nullable=False),
+        sa.Column("error_message", sa.String(500), nullable=True),
+        sa.Column("level_dbfs", sa.Float(), nullable=True),
+        sa.Column("icy_title", sa.String(255), nullable=True),
+        sa.Column("last_audio_at", UTCDateTime(), nullable=True),
+        sa.Column("state_changed_at", UTCDateTime(), nullable=True),
+        sa.Column("restart_requested_at", UTCDateTime(), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_audio_sources")),
+        sa.UniqueConstraint("name", name=op.f("uq_audio_sources_name")),
+    )
 
 
 def downgrade() -> None:
-    pass
+    op.drop_table("audio_sources")

@@ -1,9 +1,51 @@
-"""Routes of the audio package."""
+"""Routes of the audio package: sources, radio receivers and the stream test."""
 
+from alertstation.audio import resources as r
 from alertstation.context import Station
-from alertstation.http.routing import Route
+from alertstation.http.outbound import OutboundClient
+from alertstation.http.routing import Route, permission
+
+RECEIVERS_CONFIGURE = permission("receivers.configure")
+SOURCES = "/api/audio/sources"
+RECEIVERS = "/api/radio/receivers"
+ONE = "/{source_id:int}"
 
 
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
-    return []
+    client = OutboundClient()
+    need = RECEIVERS_CONFIGURE
+    sources = r.SourceCollection(station, client)
+    source = r.SourceItem(station)
+    restart = r.SourceRestart(station)
+    receivers = r.SourceCollection(station, client, kind="receiver")
+    receiver = r.SourceItem(station, kind="receiver")
+    receiver_restart = r.SourceRestart(station, kind="receiver")
+    return [
+        Route("GET", SOURCES, sources, need, summary="Audio sources and their live state"),
+        Route("POST", SOURCES, sources, need, summary="Add an audio source (runs the preflight)"),
+        Route(
+            "POST",
+            SOURCES + "/test-stream",
+            r.TestStream(station, client),
+            need,
+            summary="Connect to a stream and report the real HTTP status",
+        ),
+        Route("GET", SOURCES + ONE, source, need, summary="One audio source"),
+        Route("PUT", SOURCES + ONE, source, need, summary="Change an audio source"),
+        Route("DELETE", SOURCES + ONE, source, need, summary="Remove an audio source"),
+        Route("POST", SOURCES + ONE + "/restart", restart, need, summary="Restart a source"),
+        Route("GET", RECEIVERS, receivers, need, summary="Radio receivers"),
+        Route("POST", RECEIVERS, receivers, need, summary="Add a radio receiver"),
+        Route("GET", RECEIVERS + ONE, receiver, need, summary="One radio receiver"),
+        Route("PUT", RECEIVERS + ONE, receiver, need, summary="Change a radio receiver"),
+        Route("DELETE", RECEIVERS + ONE, receiver, need, summary="Remove a radio receiver"),
+        Route("POST", RECEIVERS + ONE + "/restart", receiver_restart, need, summary="Restart"),
+        Route(
+            "GET",
+            RECEIVERS + ONE + "/diagnostics",
+            r.ReceiverDiagnostics(station),
+            need,
+            summary="Why a receiver runs or does not",
+        ),
+    ]

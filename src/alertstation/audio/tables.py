@@ -1,5 +1,48 @@
-"""Tables of the audio package."""
+"""Tables of the audio package.
+
+``audio_sources`` holds one row per monitored source: what it is (``kind`` ``stream`` with a
+``url``, or ``receiver`` with an argv ``command``), its ``device_params`` (JSON, never the
+secrets), the stored credentials in their own columns (``auth_password``, ``auth_header``; no
+response ever carries them), and the live status the monitor writes (``state``,
+``error_message``, ``level_dbfs``, ``icy_title``, ``last_audio_at``), so every web process
+shows the same picture. ``restart_requested_at`` is how a web process asks the monitor to
+restart a source.
+"""
+
+from sqlalchemy import Boolean, Column, Float, Integer, String, Table, Text, false, true
 
 from alertstation.db.metadata import metadata
+from alertstation.db.types import UTCDateTime
 
-__all__ = ["metadata"]
+NAME_WIDTH = 100
+URL_WIDTH = 2048
+SECRET_WIDTH = 1024
+ERROR_WIDTH = 500
+TITLE_WIDTH = 255
+
+audio_sources = Table(
+    "audio_sources",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(NAME_WIDTH), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("url", String(URL_WIDTH), nullable=False),
+    Column("command", Text, nullable=False, server_default="[]"),
+    Column("device_params", Text, nullable=False, server_default="{}"),
+    Column("auth_password", String(SECRET_WIDTH), nullable=True),
+    Column("auth_header", String(SECRET_WIDTH), nullable=True),
+    Column("enabled", Boolean, nullable=False, server_default=true()),
+    Column("relay_enabled", Boolean, nullable=False, server_default=false()),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    # Live status, written by the monitor in the worker leader.
+    Column("state", String(16), nullable=False, server_default="stopped"),
+    Column("error_message", String(ERROR_WIDTH), nullable=True),
+    Column("level_dbfs", Float, nullable=True),
+    Column("icy_title", String(TITLE_WIDTH), nullable=True),
+    Column("last_audio_at", UTCDateTime, nullable=True),
+    Column("state_changed_at", UTCDateTime, nullable=True),
+    Column("restart_requested_at", UTCDateTime, nullable=True),
+)
+
+__all__ = ["audio_sources", "metadata"]

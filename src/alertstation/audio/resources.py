@@ -1,0 +1,240 @@
+"""Audio source and radio receiver routes: CRUD, restart, the stream test and diagnostics.
+
+Every change writes ``config.updated`` (target ``audio``) with field names only, in the same
+write transaction as the change, with ``propagate=True``: when the audit write fails nothing
+changes. No answer carries a password or raw authorization header. Routes are declared in
+``alertstation.audio.routes``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import falcon
+
+from alertstation.audio.preflight import preflight
+from alertstation.audio.sources import (
+    SourceConfig,
+    SourceError,
+    SourceNameTaken,
+    audit_change,
+    changed_fields,
+    create_source,
+    delete_source,
+    get_source,
+    list_sources,
+    read_config,
+    receiver_format,
+    request_restart,
+    source_as_dict,
+    update_source,
+)
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.errors import AppError, Conflict, Invalid, NotFound
+from alertstation.http.bodies import json_object
+from alertstation.http.outbound import OutboundClient
+
+
+def _invalid(ex: SourceError) -> AppError:
+    if isinstance(ex, SourceNameTaken):
+        return Conflict(str(ex), field=ex.field)
+    return Invalid(str(ex), field=ex.field)
+
+
+def _get(conn: Any, source_id: int, kind: str | None) -> Any:
+    try:
+        row = get_source(conn, source_id)
+    except LookupError:
+        row = None
+    if row is None or (kind is not None and row.kind != kind):
+        noun = "receiver" if kind == "receiver" else "audio source"
+        raise NotFound(f"No {noun} {source_id}.")
+    return row
+
+
+class SourceCollection:
+    """GET (list under ``items``) and POST (create, with the preflight) of sources.
+
+    ``kind`` set to ``receiver`` makes it the ``/api/radio/receivers`` collection.
+    """
+
+    def __init__(self, station: Station, client: OutboundClient, kind: str | None = None) -> None:
+        self._station = station
+        self._client = client
+        self._kind = kind
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            rows = list_sources(conn, self._kind)
+        resp.media = {"items": [source_as_dict(row) for row in rows]}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        body = json_object(req)
+        skip = body.get("skip_url_check", False)
+        if not isinstance(skip, bool):
+            raise Invalid("skip_url_check must be true or false", field="skip_url_check")
+        try:
+            config = read_config(
+                body, allowlist=station.settings.receiver_allowlist, kind=self._kind
+            )
+        except SourceError as ex:
+            raise _invalid(ex) from None
+        checked = None
+        if config.kind == "stream" and not skip:
+            checked = preflight(self._client, config)
+            if not checked.ok:
+                raise Invalid(
+                    f"stream check failed: {checked.message}; fix the URL or credentials, or "
+                    "send skip_url_check: true to add it anyway",
+                    code="preflight_failed",
+                    field="url",
+                    status=checked.status,
+                    upstream_message=checked.message,
+                )
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            try:
+                source_id = create_source(conn, config, now)
+            except SourceError as ex:
+                raise _invalid(ex) from None
+            changed = changed_fields(None, config)
+            audit_change(station.ledger, conn, actor, "created", source_id, config.name, changed)
+            row = get_source(conn, source_id)
+        resp.status = falcon.HTTP_201
+        base = "/api/radio/receivers" if self._kind == "receiver" else "/api/audio/sources"
+        resp.location = f"{base}/{source_id}"
+        answer = source_as_dict(row)
+        if checked is not None:
+            answer["preflight"] = checked.as_dict()
+        resp.media = answer
+
+
+class SourceItem:
+    """GET, PUT (any fields; a blank password keeps the stored one) and DELETE of one source."""
+
+    def __init__(self, station: Station, kind: str | None = None) -> None:
+        self._station = station
+        self._kind = kind
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = source_as_dict(_get(conn, source_id, self._kind))
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        body = json_object(req)
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            row = _get(conn, source_id, self._kind)
+            try:
+                config = read_config(
+                    body,
+                    SourceConfig.from_row(row),
+                    allowlist=station.settings.receiver_allowlist,
+                )
+                changed = update_source(conn, source_id, config, now)
+            except SourceError as ex:
+                raise _invalid(ex) from None
+            if changed:
+                audit_change(
+                    station.ledger, conn, actor, "updated", source_id, config.name, changed
+                )
+            row = get_source(conn, source_id)
+        resp.media = {**source_as_dict(row), "changed": changed}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            row = _get(conn, source_id, self._kind)
+            audit_change(station.ledger, conn, actor, "deleted", source_id, row.name, ["source"])
+            delete_source(conn, source_id)
+        resp.media = {"deleted": source_id, "name": row.name}
+
+
+class SourceRestart:
+    """POST .../{id}/restart: ask the monitor to restart a source; clears ``fatal``."""
+
+    def __init__(self, station: Station, kind: str | None = None) -> None:
+        self._station = station
+        self._kind = kind
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            row = _get(conn, source_id, self._kind)
+            audit_change(station.ledger, conn, actor, "restarted", source_id, row.name, ["state"])
+            request_restart(conn, source_id, station.clock())
+            row = get_source(conn, source_id)
+        resp.status = falcon.HTTP_202
+        resp.media = source_as_dict(row)
+
+
+class TestStream:
+    """POST /api/audio/sources/test-stream: connect to a stream and report the real status.
+
+    The body is a stream source's ``url`` and ``device_params``; with ``id`` the stored
+    credentials of that source fill in what the body leaves blank.
+    """
+
+    def __init__(self, station: Station, client: OutboundClient) -> None:
+        self._station = station
+        self._client = client
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = json_object(req)
+        source_id = body.pop("id", None)
+        current = None
+        if source_id is not None:
+            if isinstance(source_id, bool) or not isinstance(source_id, int):
+                raise Invalid("id must be a source id", field="id")
+            with self._station.engine.connect() as conn:
+                current = SourceConfig.from_row(_get(conn, source_id, "stream"))
+        extra = sorted(set(body) - {"url", "device_params"})
+        if extra:
+            raise Invalid(f"unknown field {extra[0]}", field=extra[0])
+        if current is None and "url" not in body:
+            raise Invalid("url is required", field="url")
+        try:
+            config = read_config(
+                {**body, "name": current.name if current else "test", "kind": "stream"}, current
+            )
+        except SourceError as ex:
+            raise _invalid(ex) from None
+        resp.media = preflight(self._client, config).as_dict()
+
+
+class ReceiverDiagnostics:
+    """GET /api/radio/receivers/{id}/diagnostics: why a receiver runs or does not."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            row = _get(conn, source_id, "receiver")
+        config = SourceConfig.from_row(row)
+        program = config.command[0] if config.command else ""
+        rate, channels = receiver_format(config)
+        allowlist = self._station.settings.receiver_allowlist
+        resp.media = {
+            "id": row.id,
+            "name": row.name,
+            "state": row.state,
+            "error_message": row.error_message,
+            "program": program,
+            "on_allowlist": program in allowlist,
+            "allowlist": list(allowlist),
+            "program_executable": bool(program) and os.access(program, os.X_OK),
+            "sample_rate": rate,
+            "channels": channels,
+            "level_dbfs": row.level_dbfs,
+            "last_audio_at": row.last_audio_at.isoformat() if row.last_audio_at else None,
+        }
