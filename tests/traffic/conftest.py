@@ -17,8 +17,8 @@ from tests.support import StationHarness as Station
 VISITOR_IP = "203.0.113.7"
 
 
-@pytest.fixture(autouse=True)
-def _no_rows_from_other_tests(engine: Engine) -> Iterator[None]:
+@pytest.fixture
+def clean_log(engine: Engine) -> Iterator[None]:
     """Start each test on an empty request log (other apps' buffers written first)."""
     flush_all()
     with engine.begin() as conn:
@@ -36,7 +36,7 @@ def admin(station: Station) -> SignedIn:
 
 
 @pytest.fixture
-def logged(station: Station, engine: Engine) -> Callable[[], list[dict[str, Any]]]:
+def logged(station: Station, engine: Engine, clean_log: None) -> Callable[[], list[dict[str, Any]]]:
     """Return a function that flushes the station's recorder and lists the rows in id order."""
 
     def rows() -> list[dict[str, Any]]:

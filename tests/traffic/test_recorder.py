@@ -20,6 +20,8 @@ from alertstation.traffic.tables import web_request_logs
 from tests.support import Clock, SignedIn, clear_tables, make_settings
 from tests.support import StationHarness as Station
 
+pytestmark = pytest.mark.usefixtures("clean_log")
+
 Rows = Callable[[], list[dict[str, Any]]]
 CHROME = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "

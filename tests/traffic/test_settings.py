@@ -20,6 +20,8 @@ from alertstation.traffic.settings import (
 from tests.support import SignedIn
 from tests.support import StationHarness as Station
 
+pytestmark = pytest.mark.usefixtures("clean_log")
+
 PATH = "/api/traffic/settings"
 SPEC_SETTINGS = {
     "enabled",
