@@ -11,6 +11,7 @@ from alertstation.operations.resources import (
     SettingsSection,
     TtsPreview,
 )
+from alertstation.operations.upkeep_resources import BackupPage, OptimizeDatabase, UpgradePage
 
 VIEW = permission("system.view_config")
 CONFIGURE = permission("system.configure")
@@ -19,7 +20,32 @@ CONFIGURE = permission("system.configure")
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
     certificate = Certificate(station)
+    backup = BackupPage(station)
+    optimize = OptimizeDatabase(station)
     return [
+        Route("GET", "/admin/operations/backup", backup, CONFIGURE, summary="Backup page"),
+        Route(
+            "POST",
+            "/admin/operations/backup",
+            backup,
+            CONFIGURE,
+            summary="Download a backup archive (keys only for an admin who asks)",
+        ),
+        Route("GET", "/admin/optimize_db", optimize, CONFIGURE, summary="Database size"),
+        Route(
+            "POST",
+            "/admin/optimize_db",
+            optimize,
+            CONFIGURE,
+            summary="ANALYZE, VACUUM (REINDEX on SQLite); size before and after",
+        ),
+        Route(
+            "GET",
+            "/admin/operations/upgrade",
+            UpgradePage(station),
+            CONFIGURE,
+            summary="Version, schema revision, migrations, changelog and upgrade steps",
+        ),
         Route("GET", "/admin/settings", SettingsPage(station), VIEW, summary="Settings page"),
         Route(
             "GET",
