@@ -451,3 +451,21 @@ def test_malformed_later_document_names_where_it_starts() -> None:
 def test_timestamps_need_ascii_digits() -> None:
     with pytest.raises(AlertParseError, match="not a timestamp"):
         parse_cap_xml(minimal().replace(b"2025-01-02", "２０２５-01-02".encode()))
+
+
+def test_text_split_by_comments_or_markup_reads_whole_and_the_first_of_repeats_wins() -> None:
+    body = (
+        "<note>first <!-- an aside -->half<b>bold</b> tail</note><note>second</note>"
+        "<info><event>  Flood <?pi x?>Watch </event><category>Met</category>"
+        "<category><!-- empty --></category><category>Safety</category></info>"
+    )
+    alert = parse_cap_xml(minimal(body))
+    assert alert.note == "first halfbold tail"
+    assert alert.infos[0].event == "Flood Watch"
+    assert alert.infos[0].categories == ("Met", "Safety")
+
+
+def test_a_single_message_reads_the_same_through_the_feed_path() -> None:
+    for name in ("cap12_svr_new.xml",):
+        raw = fixture(name)
+        assert parse_cap_feed(raw) == [parse_cap_xml(raw)]

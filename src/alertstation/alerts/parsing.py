@@ -19,6 +19,7 @@ Size limits are checked on the raw bytes before either pass.
 from __future__ import annotations
 
 import re
+import threading
 from datetime import UTC, datetime
 from xml.parsers import expat
 
@@ -164,10 +165,21 @@ def hardened_parser() -> etree.XMLParser:
     return parser
 
 
+_parsers = threading.local()
+
+
+def _thread_parser() -> etree.XMLParser:
+    """Return this thread's hardened parser (an lxml parser may serve one thread at a time)."""
+    parser = getattr(_parsers, "parser", None)
+    if parser is None:
+        parser = _parsers.parser = hardened_parser()
+    return parser
+
+
 def parse_xml_document(document: bytes) -> etree._Element:
     """Parse one screened document with the hardened parser; refuse any DTD it still has."""
     try:
-        root = etree.fromstring(document, hardened_parser())
+        root = etree.fromstring(document, _thread_parser())
     except etree.XMLSyntaxError as ex:
         raise AlertParseError(f"malformed XML: {ex}") from None
     except (ValueError, etree.LxmlError) as ex:
