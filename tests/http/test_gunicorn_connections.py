@@ -3,68 +3,25 @@
 from __future__ import annotations
 
 import http.client
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import orjson
 import pytest
+
+from tests.processes import station_process
 
 pytestmark = pytest.mark.slow
 
 LARGE = 50_000_000  # over every route's body limit
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """Serve the station with gunicorn (one worker, SQLite) and yield its port."""
-    root = tmp_path_factory.mktemp("gunicorn")
-    env = {
-        **os.environ,
-        "ALERTSTATION_DATA_DIR": str(root / "data"),
-        "ALERTSTATION_ASSETS_DIR": str(root / "assets"),
-        "ALERTSTATION_LOG_FORMAT": "json",
-    }
-    env.pop("DATABASE_URL", None)
-    (root / "assets").mkdir()
-    python = [sys.executable, "-m", "alertstation"]
-    subprocess.run([*python, "migrate"], env=env, check=True, capture_output=True, timeout=120)
-    port = _free_port()
-    log_path = root / "serve.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [*python, "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
-                    break
-            except (OSError, urllib.error.URLError):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("gunicorn did not start:\n" + log_path.read_text())
-                time.sleep(0.2)
-        yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
+    with station_process(tmp_path_factory.mktemp("gunicorn"), "serve") as served:
+        served.wait_healthy()
+        yield served.port
 
 
 class RawConnection:
