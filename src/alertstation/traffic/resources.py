@@ -1,4 +1,4 @@
-"""Traffic resources: the analytics settings (more below as the reports land)."""
+"""Traffic resources: the analytics settings and the dashboard data."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import falcon
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
-from alertstation.traffic import settings
+from alertstation.traffic import period, reports, settings
 
 
 class TrafficSettingsResource:
@@ -37,3 +38,27 @@ class TrafficSettingsResource:
             )
         settings.settings_cache_for(station.engine).clear()
         resp.media = {"settings": saved.as_dict(), "changed": changed}
+
+
+def _query(req: falcon.Request) -> dict[str, str]:
+    """Return the query parameters, each given once (a repeated one is refused)."""
+    params: dict[str, str] = {}
+    for name, value in req.params.items():
+        if isinstance(value, list):
+            raise Invalid(f"{name} is given more than once", field=name)
+        params[name] = value
+    return params
+
+
+class TrafficDashboard:
+    """GET /api/traffic/dashboard?days=N or ?start=YYYY-MM-DD&end=YYYY-MM-DD, plus filters."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        params = _query(req)
+        current = period.parse_period(params, self._station.clock().date())
+        chosen = period.parse_filters(params)
+        with self._station.engine.connect() as conn:
+            resp.media = reports.dashboard(conn, current, chosen)

@@ -1,7 +1,7 @@
 """Routes of the traffic package."""
 
 from alertstation.context import Station
-from alertstation.http.routing import Route, permission
+from alertstation.http.routing import SIGNED_IN, Route, permission
 from alertstation.traffic import resources as r
 
 
@@ -9,6 +9,13 @@ def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
     settings = r.TrafficSettingsResource(station)
     return [
+        Route(
+            "GET",
+            "/api/traffic/dashboard",
+            r.TrafficDashboard(station),
+            SIGNED_IN,
+            summary="Traffic dashboard data for a period, with drill-down filters",
+        ),
         Route(
             "GET",
             "/api/traffic/settings",
