@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, create_engine, inspect, text
 
 from alertstation.audit.service import CHECKPOINT_FILE, checkpoint_log_path
 from alertstation.db.migrate import current_revision
@@ -184,8 +184,6 @@ def _database_copy(engine: Engine, folder: Path) -> Iterator[tuple[Path, dict[st
 
 def make_sqlite_engine(path: Path) -> Engine:
     """Return a plain engine on a SQLite file (for reading a copy)."""
-    from sqlalchemy import create_engine
-
     return create_engine(f"sqlite:///{path}")
 
 
