@@ -92,6 +92,7 @@ setup(
         "alertstation._native": ["*.pyi", "*.pxd", "py.typed"],
         "alertstation.migrations": ["script.py.mako"],
         "alertstation.guides": ["*.md"],
+        "alertstation.zones": ["*.csv.gz"],
         **{name: files_in(folder) for name, folder in WEB.items()},
     },
     ext_modules=native_extensions(),
