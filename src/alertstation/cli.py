@@ -229,10 +229,12 @@ def _sweep_uploads(settings: Settings) -> None:
 def _ensure_zone_catalog(settings: Settings) -> None:
     """Seed or refresh the zone catalog at start, so a DBF dropped into assets/ is picked up."""
     from alertstation.zones.service import ensure_catalog
+    from alertstation.zones.snapshot import seed_from_snapshot
 
     engine = _engine(settings)
     try:
-        report = ensure_catalog(engine, settings)
+        # No zone files and an empty catalog: start from the bundled land-zone snapshot.
+        report = ensure_catalog(engine, settings) or seed_from_snapshot(engine)
     except ValueError as ex:
         raise CommandError(f"zone catalog: {ex}") from ex
     finally:
