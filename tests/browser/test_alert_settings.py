@@ -27,7 +27,9 @@ def test_pick_zone_type_unknown_code_save_and_reload(
 ) -> None:
     create_user(live_server, "chief", "admin", ADMIN_PASSWORD)
     sign_in(page, live_server, "chief", ADMIN_PASSWORD)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Alert settings").click()
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_text("Station", exact=True).click()  # the menu that holds Alert settings
+    nav.get_by_role("link", name="Alert settings").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Alert location")
 
     # Tick a Virginia zone in the picker, then type a code the catalog does not hold.

@@ -18,22 +18,50 @@ def web_dir() -> Path:
     return Path(str(files("alertstation.web")))
 
 
-# Navigation of the base layout: (label, path, permission needed or None for everyone).
-NAVIGATION: tuple[tuple[str, str, str | None], ...] = (
-    ("Overview", "/", None),
-    ("Alerts", "/alerts", None),
-    ("Users", "/admin/users", "system.manage_users"),
-    ("Sessions", "/admin/sessions", "system.manage_users"),
-    ("Zones", "/admin/zones", "system.view_config"),
-    ("Alert settings", "/admin/location_settings", "system.view_config"),
-    ("EAS", "/eas/manual", "eas.broadcast"),
-    ("Auto-forward", "/eas/forward", "system.view_config"),
-    ("Status", "/status", None),
-    ("Security", "/security/center", None),
-    ("Logs", "/logs", "system.view_config"),
-    ("Environment", "/admin/environment", "system.view_config"),
-    ("Docs", "/docs", None),
+# Navigation of the base layout: (label, path, permission needed or None for everyone, group).
+# Rows of one group become one menu, placed where the group's first row is; a row without a
+# group (or a three-field row) is a link of its own. The groups keep the bar on one line at
+# 1280 px, so add new pages to a group rather than as links of their own.
+NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
+    ("Overview", "/", None, None),
+    ("Alerts", "/alerts", None, None),
+    ("EAS", "/eas/manual", "eas.broadcast", None),
+    ("Auto-forward", "/eas/forward", "system.view_config", "Station"),
+    ("Zones", "/admin/zones", "system.view_config", "Station"),
+    ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
+    ("Environment", "/admin/environment", "system.view_config", "Station"),
+    ("Logs", "/logs", "system.view_config", "Station"),
+    ("Status", "/status", None, None),
+    ("Security", "/security/center", None, None),
+    ("Users", "/admin/users", "system.manage_users", "Admin"),
+    ("Sessions", "/admin/sessions", "system.manage_users", "Admin"),
+    ("Docs", "/docs", None, None),
 )
+
+
+def navigation_menu(permissions: frozenset[str], path: str) -> list[dict[str, Any]]:
+    """Return the navigation a caller may see: links and groups, each marked when current.
+
+    A link is ``{"label", "href", "current"}``; a group is ``{"label", "links", "current"}``
+    with its links in ``links``. A group with no link the caller may open is left out.
+    """
+    menu: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for row in NAVIGATION:
+        label, href, needs = row[0], row[1], row[2]
+        group = row[3] if len(row) > 3 else None
+        if needs and needs not in permissions:
+            continue
+        link = {"label": label, "href": href, "current": path == href}
+        if group is None:
+            menu.append(link)
+            continue
+        if group not in groups:
+            groups[group] = {"label": group, "links": [], "current": False}
+            menu.append(groups[group])
+        groups[group]["links"].append(link)
+        groups[group]["current"] = groups[group]["current"] or link["current"]
+    return menu
 
 
 class Templates:
@@ -50,7 +78,12 @@ class Templates:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.globals.update(static_url=self.static_url, version=version, navigation=NAVIGATION)
+        self.env.globals.update(
+            static_url=self.static_url,
+            version=version,
+            navigation=NAVIGATION,
+            navigation_menu=navigation_menu,
+        )
 
     def static_url(self, name: str) -> str:
         """Return ``/static/<name>?v=<version>``; raise ValueError for a file that is not there."""
