@@ -22,6 +22,9 @@ command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # Browser tests drive Debian's Chromium; never a browser a test tool downloads itself.
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+# The deployment files are checked by their own tools: systemd-analyze verify and nginx -t.
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+[ -x /usr/sbin/nginx ] || missing+=(nginx)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "test dependencies: all present"
