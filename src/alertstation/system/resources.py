@@ -6,6 +6,7 @@ import falcon
 
 from alertstation.context import Station
 from alertstation.db.migrate import head_revision
+from alertstation.system.home import home_overview
 from alertstation.system.service import check_health
 from alertstation.version import __version__
 
@@ -29,10 +30,12 @@ class HealthResource:
 
 
 class HomePage:
-    """The signed-in overview page."""
+    """GET /: the signed-in overview: area alerts, sources, audio, EAS messages, checklist."""
 
     def __init__(self, station: Station) -> None:
-        self._templates = station.templates
+        self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._templates.page(req, resp, "home.html")
+        now = self._station.clock()
+        overview = home_overview(self._station, now)
+        self._station.templates.page(req, resp, "home.html", overview=overview, now=now)
