@@ -90,9 +90,27 @@ def upgrade() -> None:
         sa.CheckConstraint("id = 1", name="single_row"),
         sa.PrimaryKeyConstraint("id"),
     )
+    op.create_table(
+        "web_request_rollups",
+        sa.Column("hour", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("hits", sa.Integer(), nullable=False),
+        sa.Column("page_views", sa.Integer(), nullable=False),
+        sa.Column("bytes", sa.BigInteger(), nullable=False),
+        sa.Column("visitors", sa.LargeBinary(), nullable=False),
+        sa.PrimaryKeyConstraint("hour"),
+    )
+    op.create_table(
+        "traffic_visitors",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("visitor_key", sa.String(length=64), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("visitor_key"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("traffic_visitors")
+    op.drop_table("web_request_rollups")
     op.drop_table("traffic_analytics_settings")
     op.drop_index("ix_web_request_logs_client_ip", table_name="web_request_logs")
     op.drop_index("ix_web_request_logs_visitor_ts", table_name="web_request_logs")

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 
 from alertstation.traffic.recorder import flush_all
 from alertstation.traffic.settings import settings_cache_for
-from alertstation.traffic.tables import web_request_logs
+from alertstation.traffic.tables import traffic_visitors, web_request_logs, web_request_rollups
 from tests.support import SignedIn
 from tests.support import StationHarness as Station
 
@@ -21,11 +21,18 @@ VISITOR_IP = "203.0.113.7"
 def clean_log(engine: Engine) -> Iterator[None]:
     """Start each test on an empty request log (other apps' buffers written first)."""
     flush_all()
-    with engine.begin() as conn:
-        conn.execute(web_request_logs.delete())
+    empty(engine)
     settings_cache_for(engine).clear()  # the settings of the last test were cleared with it
     yield
     flush_all()
+    empty(engine)
+
+
+def empty(engine: Engine) -> None:
+    """Delete the request log, its rollups and the visitor ids."""
+    with engine.begin() as conn:
+        for table in (web_request_logs, web_request_rollups, traffic_visitors):
+            conn.execute(table.delete())
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
 from alertstation.security.geoip.lookup import locator_for
-from alertstation.traffic import addresses, classify
+from alertstation.traffic import addresses, classify, rollups
 from alertstation.traffic.agents import parse_agent
 from alertstation.traffic.rows import Locator, Observed, build_row
 from alertstation.traffic.settings import (
@@ -134,6 +134,8 @@ class TrafficRecorder:
             rows = [build_row(seen, locator) for seen in chunk]
             with begin_write(self.engine) as conn:
                 conn.execute(web_request_logs.insert().values(rows))
+                # Rows of an hour already rolled up (flushed just after the hour turned).
+                rollups.invalidate_from(conn, min(row["hour"] for row in rows))
         except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
             with self._count_lock:
                 self.dropped += len(chunk)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from pyroaring import BitMap
 from sqlalchemy import (
     ColumnElement,
     Connection,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     select,
 )
 
+from alertstation.traffic import rollups
 from alertstation.traffic.period import Filters, Period
 from alertstation.traffic.tables import web_request_logs as t
 
@@ -98,17 +100,37 @@ def _visits(where: ColumnElement[bool]) -> Any:
     )
 
 
-def summary(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
-    """Return hits, page views, unique visitors, visits, bounce rate, visit length, bandwidth."""
-    where = conditions(period, filters)
-    counts = conn.execute(
+def _hour_range(period: Period) -> tuple[int, int]:
+    return int(period.start_ts // 3600), int(period.end_ts // 3600) - 1
+
+
+def _counts(conn: Connection, period: Period, filters: Filters) -> tuple[int, int, int, int]:
+    """Return hits, page views, unique visitors and bytes: from the hourly rollups when there
+    are no drill-down filters, else from the raw rows."""
+    if filters == Filters():
+        hours = rollups.hours(conn, *_hour_range(period))
+        visitors = BitMap.union(*(hour.visitors for hour in hours.values())) if hours else BitMap()
+        return (
+            sum(hour.hits for hour in hours.values()),
+            sum(hour.page_views for hour in hours.values()),
+            len(visitors),
+            sum(hour.bytes for hour in hours.values()),
+        )
+    row = conn.execute(
         select(
             func.count(),
             _flag(t.c.page_view),
             func.count(distinct(t.c.visitor_key)),
             _bytes(),
-        ).where(where)
+        ).where(conditions(period, filters))
     ).one()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+
+
+def summary(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
+    """Return hits, page views, unique visitors, visits, bounce rate, visit length, bandwidth."""
+    where = conditions(period, filters)
+    counts = _counts(conn, period, filters)
     visits = _visits(where)
     visit_count, bounces, average = conn.execute(
         select(
@@ -119,13 +141,13 @@ def summary(conn: Connection, period: Period, filters: Filters) -> dict[str, Any
     ).one()
     visit_count = int(visit_count)
     return {
-        "hits": int(counts[0]),
-        "page_views": int(counts[1]),
-        "unique_visitors": int(counts[2]),
+        "hits": counts[0],
+        "page_views": counts[1],
+        "unique_visitors": counts[2],
         "visits": visit_count,
         "bounce_rate": round(100.0 * int(bounces) / visit_count, 2) if visit_count else 0.0,
         "avg_visit_seconds": round(float(average), 1) if average is not None else 0.0,
-        "bandwidth_bytes": int(counts[3]),
+        "bandwidth_bytes": counts[3],
     }
 
 
@@ -299,6 +321,8 @@ def slowest_endpoints(
 
 def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict[str, Any]]:
     """Return one entry per day of the period: hits, page views, visitors, bytes (zeros kept)."""
+    if filters == Filters():
+        return _time_series_from_rollups(conn, period)
     day = (t.c.hour // 24).label("day")
     query = (
         select(
@@ -328,8 +352,36 @@ def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict
     return series
 
 
+def _time_series_from_rollups(conn: Connection, period: Period) -> list[dict[str, Any]]:
+    hours = rollups.hours(conn, *_hour_range(period))
+    first_hour = int(period.start_ts // 3600)
+    series = []
+    for offset in range(period.days):
+        own = [
+            hours[h]
+            for h in range(first_hour + 24 * offset, first_hour + 24 * offset + 24)
+            if h in hours
+        ]
+        visitors = BitMap.union(*(hour.visitors for hour in own)) if own else BitMap()
+        series.append(
+            {
+                "date": (period.first + timedelta(days=offset)).isoformat(),
+                "hits": sum(hour.hits for hour in own),
+                "page_views": sum(hour.page_views for hour in own),
+                "visitors": len(visitors),
+                "bytes": sum(hour.bytes for hour in own),
+            }
+        )
+    return series
+
+
 def heatmaps(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
     """Return hits by hour of day, by day of week (Monday 0), and the week-by-hour grid."""
+    grid = [[0] * 24 for _ in range(7)]
+    if filters == Filters():
+        for hour, value in rollups.hours(conn, *_hour_range(period)).items():
+            grid[(hour // 24 + 3) % 7][hour % 24] += value.hits
+        return _heatmap_payload(grid)
     hour_of_day = (t.c.hour % 24).label("hour_of_day")
     # 1970-01-01 was a Thursday: day 0 of the epoch is weekday 3 counted from Monday.
     day_of_week = (((t.c.hour // 24) + 3) % 7).label("day_of_week")
@@ -338,9 +390,12 @@ def heatmaps(conn: Connection, period: Period, filters: Filters) -> dict[str, An
         .where(conditions(period, filters))
         .group_by(day_of_week, hour_of_day)
     )
-    grid = [[0] * 24 for _ in range(7)]
     for weekday, hour, hits in conn.execute(query):
         grid[int(weekday)][int(hour)] = int(hits)
+    return _heatmap_payload(grid)
+
+
+def _heatmap_payload(grid: list[list[int]]) -> dict[str, Any]:
     return {
         "hits_by_hour": [sum(grid[day][hour] for day in range(7)) for hour in range(24)],
         "hits_by_weekday": [sum(row) for row in grid],

@@ -9,7 +9,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
-from alertstation.traffic import period, reports, settings
+from alertstation.traffic import period, reports, rollups, settings
 
 
 class TrafficSettingsResource:
@@ -58,7 +58,9 @@ class TrafficDashboard:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params = _query(req)
-        current = period.parse_period(params, self._station.clock().date())
+        now = self._station.clock()
+        current = period.parse_period(params, now.date())
         chosen = period.parse_filters(params)
+        rollups.ensure_rolled_up(self._station.engine, now)
         with self._station.engine.connect() as conn:
             resp.media = reports.dashboard(conn, current, chosen)

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     SmallInteger,
     String,
     Table,
@@ -101,4 +102,24 @@ traffic_analytics_settings = Table(
     Column("anomaly_spike_factor", Float, nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     CheckConstraint("id = 1", name="single_row"),
+)
+
+# One row per hour that has been rolled up (empty hours too, so the newest row marks how far the
+# rollups reach): counts, and the serialized pyroaring bitmap of the ids of its visitors.
+web_request_rollups = Table(
+    "web_request_rollups",
+    metadata,
+    Column("hour", Integer, primary_key=True, autoincrement=False),
+    Column("hits", Integer, nullable=False),
+    Column("page_views", Integer, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("visitors", LargeBinary, nullable=False),
+)
+
+# A small integer per visitor key, so an hour's visitors fit in a roaring bitmap.
+traffic_visitors = Table(
+    "traffic_visitors",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("visitor_key", String(64), nullable=False, unique=True),
 )

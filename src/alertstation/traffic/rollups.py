@@ -1,0 +1,182 @@
+"""Hourly rollups: counts per hour and a roaring bitmap of the hour's visitor ids.
+
+Complete hours (before the clock's current hour) are rolled up once and stored in
+``web_request_rollups``, empty hours included, so the newest stored hour says how far the
+rollups reach. The current hour is aggregated from raw rows on each read. Unique visitors of any
+range are the size of the OR of its hours' bitmaps (``traffic_visitors`` gives every visitor key
+a small integer id).
+
+A write to an hour already rolled up (a request flushed just after the hour turned, an access-log
+import, an anonymized address, a purge) calls ``invalidate_from``: the rollups from that hour on
+are deleted and the next read rolls them up again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pyroaring import BitMap
+from sqlalchemy import Connection, Engine, case, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+
+from alertstation.db.engine import begin_write
+from alertstation.traffic.tables import traffic_visitors, web_request_logs, web_request_rollups
+
+t = web_request_logs
+r = web_request_rollups
+_CHUNK = 500
+
+
+@dataclass
+class Hour:
+    """The aggregates of one hour."""
+
+    hits: int = 0
+    page_views: int = 0
+    bytes: int = 0
+    visitors: BitMap = field(default_factory=BitMap)
+
+
+def visitor_ids(conn: Connection, keys: Iterable[str], *, assign: bool = True) -> dict[str, int]:
+    """Return the id of each visitor key, giving new keys one.
+
+    With ``assign`` off nothing is written: a new key gets a passing id above every stored one,
+    good for one computation (the live hour is counted this way on each read).
+    """
+    wanted = sorted(set(keys))
+    ids: dict[str, int] = {}
+    if not assign:
+        query = select(traffic_visitors.c.visitor_key, traffic_visitors.c.id)
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            ids.update(conn.execute(query.where(traffic_visitors.c.visitor_key.in_(chunk))).all())
+        next_id = int(conn.execute(select(func.max(traffic_visitors.c.id))).scalar() or 0) + 1
+        for key in wanted:
+            if key not in ids:
+                ids[key] = next_id
+                next_id += 1
+        return ids
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        query = select(traffic_visitors.c.visitor_key, traffic_visitors.c.id)
+        found = dict(conn.execute(query.where(traffic_visitors.c.visitor_key.in_(chunk))).all())
+        missing = [key for key in chunk if key not in found]
+        if missing:
+            stmt = dialect_insert(traffic_visitors).values([{"visitor_key": k} for k in missing])
+            conn.execute(stmt.on_conflict_do_nothing(index_elements=["visitor_key"]))
+            found.update(
+                conn.execute(query.where(traffic_visitors.c.visitor_key.in_(missing))).all()
+            )
+        ids.update(found)
+    return ids
+
+
+def aggregate(
+    conn: Connection, first_hour: int, last_hour: int, *, assign: bool = True
+) -> dict[int, Hour]:
+    """Return the aggregates of the raw rows of hours ``first_hour`` .. ``last_hour``."""
+    span = t.c.hour.between(first_hour, last_hour)
+    counts = select(
+        t.c.hour,
+        func.count(),
+        func.coalesce(func.sum(case((t.c.page_view, 1), else_=0)), 0),
+        func.coalesce(func.sum(func.coalesce(t.c.content_length, 0)), 0),
+    ).where(span)
+    hours = {
+        int(hour): Hour(int(hits), int(views), int(size))
+        for hour, hits, views, size in conn.execute(counts.group_by(t.c.hour))
+    }
+    pairs = conn.execute(select(t.c.hour, t.c.visitor_key).distinct().where(span)).all()
+    ids = visitor_ids(conn, (key for _, key in pairs), assign=assign)
+    for hour, key in pairs:
+        hours[int(hour)].visitors.add(ids[key])
+    return hours
+
+
+def newest_rolled(conn: Connection) -> int | None:
+    """Return the newest stored hour, or None when nothing is rolled up."""
+    value = conn.execute(select(func.max(r.c.hour))).scalar()
+    return int(value) if value is not None else None
+
+
+def roll_up(conn: Connection, through_hour: int) -> int:
+    """Store the rollups of every hour not yet stored up to ``through_hour``; return how many."""
+    newest = newest_rolled(conn)
+    if newest is None:
+        oldest = conn.execute(select(func.min(t.c.hour))).scalar()
+        if oldest is None:
+            return 0
+        first = int(oldest)
+    else:
+        first = newest + 1
+    if first > through_hour:
+        return 0
+    hours = aggregate(conn, first, through_hour)
+    rows = []
+    for hour in range(first, through_hour + 1):
+        found = hours.get(hour) or Hour()
+        rows.append(
+            {
+                "hour": hour,
+                "hits": found.hits,
+                "page_views": found.page_views,
+                "bytes": found.bytes,
+                "visitors": found.visitors.serialize(),
+            }
+        )
+    try:
+        with conn.begin_nested():
+            for start in range(0, len(rows), _CHUNK):
+                conn.execute(r.insert().values(rows[start : start + _CHUNK]))
+    except IntegrityError:  # another process rolled these hours up meanwhile
+        return 0
+    return len(rows)
+
+
+def hour_of(moment: datetime) -> int:
+    """Return the hour number (epoch hours) of a moment."""
+    return int(moment.timestamp() // 3600)
+
+
+def ensure_rolled_up(engine: Engine, now: datetime) -> int:
+    """Roll up every complete hour before ``now`` not stored yet (a write only when needed)."""
+    through = hour_of(now) - 1
+    with engine.connect() as conn:
+        newest = newest_rolled(conn)
+    if newest is not None and newest >= through:
+        return 0
+    with begin_write(engine) as conn:
+        return roll_up(conn, through)
+
+
+def invalidate_from(conn: Connection, hour: int) -> None:
+    """Forget the rollups of ``hour`` and every later hour (their rows changed)."""
+    conn.execute(r.delete().where(r.c.hour >= hour))
+
+
+def stored(conn: Connection, first_hour: int, last_hour: int) -> dict[int, Hour]:
+    """Return the stored rollups of ``first_hour`` .. ``last_hour``."""
+    query = select(r).where(r.c.hour.between(first_hour, last_hour))
+    return {
+        int(row.hour): Hour(
+            int(row.hits), int(row.page_views), int(row.bytes), BitMap.deserialize(row.visitors)
+        )
+        for row in conn.execute(query)
+    }
+
+
+def hours(conn: Connection, first_hour: int, last_hour: int) -> dict[int, Hour]:
+    """Return every hour of the range with traffic: the hours rolled up from the rollups, the
+    later ones (the current hour, or any not rolled up yet) from raw rows. Writes nothing."""
+    newest = newest_rolled(conn)
+    found: dict[int, Hour] = {}
+    if newest is not None and first_hour <= newest:
+        found.update(stored(conn, first_hour, min(last_hour, newest)))
+    live_first = first_hour if newest is None else max(first_hour, newest + 1)
+    if live_first <= last_hour:
+        found.update(aggregate(conn, live_first, last_hour, assign=False))
+    return {hour: value for hour, value in found.items() if value.hits}
