@@ -113,10 +113,10 @@ def test_restore_on_the_same_station_verifies_and_sets_later_checkpoints_aside(
     assert len(aside) == 1 and "asckpt1.8." in aside[0].read_text()
 
 
-def test_restore_on_another_machine_needs_the_keys(
-    sites: tuple[Site, Site], tmp_path: Path
+def test_restore_on_a_new_machine_with_the_keys_verifies(
+    sites: tuple[Site, Site], backend: str, tmp_path: Path
 ) -> None:
-    source, target = sites
+    source, _ = sites
     source.record(4)
     with_keys = tmp_path / "with-keys.tar.gz"
     made = run_cli(["backup", "--out", str(with_keys), "--include-keys"], source.env)
@@ -124,13 +124,25 @@ def test_restore_on_another_machine_needs_the_keys(
     with tarfile.open(with_keys) as tar:
         assert {"keys/secret_key", "keys/audit_ledger_key"} <= set(tar.getnames())
 
-    restored = run_cli(["restore", str(with_keys)], target.env)
-    assert restored.returncode == 0, restored.stderr
-    assert "keys restored" in restored.stdout
-    assert target.counts() == (4, 0)
-    verified = run_cli(["audit", "verify"], target.env)
-    assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "checkpoint of 4 rows" in verified.stdout
+    # A bare machine: a database never migrated (for SQLite, not even created) and no keys.
+    (tmp_path / "new").mkdir()
+    target = Site(create_database(backend, tmp_path / "new"), tmp_path / "new" / "data")
+    try:
+        restored = run_cli(["restore", str(with_keys)], target.env)
+        assert restored.returncode == 0, restored.stderr
+        assert "keys restored" in restored.stdout
+        assert target.counts() == (4, 0)
+        if backend == "sqlite":
+            database = Path(str(target.engine.url.database))
+            assert stat.S_IMODE(database.stat().st_mode) == 0o600
+        verified = run_cli(["audit", "verify"], target.env)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert "checkpoint of 4 rows" in verified.stdout
+        key = (target.data_dir / "audit_ledger_key").read_text()
+        assert key == Settings.from_env(source.env).audit_ledger_key
+    finally:
+        target.engine.dispose()
+        drop_database(target.url)
 
 
 def test_a_broken_archive_is_refused_and_changes_nothing(

@@ -289,8 +289,12 @@ def _restore_database(engine: Engine, manifest: dict[str, Any], folder: Path) ->
         )
     if backend == "sqlite":
         engine.dispose()
+        path = Path(str(engine.url.database))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600, exist_ok=True)
+        os.chmod(path, 0o600)  # it holds password hashes: the station's account only
         source = sqlite3.connect(str(folder / SQLITE_COPY))
-        target = sqlite3.connect(str(engine.url.database))
+        target = sqlite3.connect(str(path))
         try:
             source.backup(target)
         finally:
