@@ -43,7 +43,32 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audio_sources")),
         sa.UniqueConstraint("name", name=op.f("uq_audio_sources_name")),
     )
+    op.create_table(
+        "audio_alerts",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("source_id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("detail", sa.String(500), nullable=True),
+        sa.Column("started_at", UTCDateTime(), nullable=False),
+        sa.Column("ended_at", UTCDateTime(), nullable=True),
+        sa.Column("acknowledged_by", sa.String(64), nullable=True),
+        sa.Column("acknowledged_at", UTCDateTime(), nullable=True),
+        sa.Column("resolved_by", sa.String(64), nullable=True),
+        sa.Column("resolved_at", UTCDateTime(), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["source_id"],
+            ["audio_sources.id"],
+            name=op.f("fk_audio_alerts_source_id_audio_sources"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_audio_alerts")),
+    )
+    op.create_index("ix_audio_alerts_resolved_at", "audio_alerts", ["resolved_at"])
+    op.create_index("ix_audio_alerts_source_id", "audio_alerts", ["source_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_audio_alerts_source_id", table_name="audio_alerts")
+    op.drop_index("ix_audio_alerts_resolved_at", table_name="audio_alerts")
+    op.drop_table("audio_alerts")
     op.drop_table("audio_sources")

@@ -13,6 +13,7 @@ from typing import Any
 
 import falcon
 
+from alertstation.audio import alerts
 from alertstation.audio.preflight import preflight
 from alertstation.audio.sources import (
     SourceConfig,
@@ -31,6 +32,7 @@ from alertstation.audio.sources import (
     update_source,
 )
 from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import AppError, Conflict, Invalid, NotFound
@@ -238,3 +240,86 @@ class ReceiverDiagnostics:
             "level_dbfs": row.level_dbfs,
             "last_audio_at": row.last_audio_at.isoformat() if row.last_audio_at else None,
         }
+
+
+# --- audio alerts -----------------------------------------------------------------------------
+
+
+class AlertCollection:
+    """GET /api/audio/alerts?state=open|resolved|all&limit=&offset=: a page under ``items``."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        state = req.get_param("state") or "open"
+        if state not in alerts.STATES:
+            raise Invalid(f"state must be one of {', '.join(alerts.STATES)}", field="state")
+        limit = req.get_param_as_int("limit", min_value=1, max_value=alerts.MAX_LIMIT)
+        offset = req.get_param_as_int("offset", min_value=0) or 0
+        limit = limit or alerts.DEFAULT_LIMIT
+        with self._station.engine.connect() as conn:
+            page = alerts.list_alerts(conn, state, limit, offset)
+        resp.media = {
+            "items": [alerts.alert_as_dict(row) for row in page.rows],
+            "total": page.total,
+            "limit": limit,
+            "offset": offset,
+            "state": state,
+        }
+
+
+class AlertAction:
+    """POST /api/audio/alerts/{id}/acknowledge and /resolve (suffixes ``ack`` and ``resolve``)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def _act(self, req: falcon.Request, resp: falcon.Response, alert_id: int, act: str) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        now = station.clock()
+        with begin_write(station.engine) as conn:
+            try:
+                alerts.get_alert(conn, alert_id)
+            except LookupError:
+                raise NotFound(f"No audio alert {alert_id}.") from None
+            action = alerts.acknowledge if act == "acknowledged" else alerts.resolve
+            changed = action(conn, alert_id, actor.username or "", now)
+            if changed:
+                station.ledger.record_or_refuse(
+                    conn,
+                    actor,
+                    CONFIG_UPDATED,
+                    target="audio_alerts",
+                    details={"fields": [f"{act}_at"], "change": act, "alert_id": alert_id},
+                )
+            row = alerts.get_alert(conn, alert_id)
+        resp.media = {**alerts.alert_as_dict(row), "changed": changed}
+
+    def on_post_ack(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        self._act(req, resp, alert_id, "acknowledged")
+
+    def on_post_resolve(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        self._act(req, resp, alert_id, "resolved")
+
+
+class ResolveAll:
+    """POST /api/audio/alerts/resolve-all: resolve every open alert in one UPDATE."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            count = alerts.resolve_all(conn, actor.username or "", station.clock())
+            station.ledger.record_or_refuse(
+                conn,
+                actor,
+                CONFIG_UPDATED,
+                target="audio_alerts",
+                details={"fields": ["resolved_at"], "change": "resolved_all", "count": count},
+            )
+        resp.media = {"resolved": count}

@@ -6,6 +6,9 @@ from alertstation.http.outbound import OutboundClient
 from alertstation.http.routing import Route, permission
 
 RECEIVERS_CONFIGURE = permission("receivers.configure")
+CONFIGURE = permission("system.configure")
+VIEW_CONFIG = permission("system.view_config")
+ALERTS = "/api/audio/alerts"
 SOURCES = "/api/audio/sources"
 RECEIVERS = "/api/radio/receivers"
 ONE = "/{source_id:int}"
@@ -21,7 +24,34 @@ def routes(station: Station) -> list[Route]:
     receivers = r.SourceCollection(station, client, kind="receiver")
     receiver = r.SourceItem(station, kind="receiver")
     receiver_restart = r.SourceRestart(station, kind="receiver")
-    return [
+    action = r.AlertAction(station)
+    alert_routes = [
+        Route("GET", ALERTS, r.AlertCollection(station), VIEW_CONFIG, summary="Audio alerts"),
+        Route(
+            "POST",
+            ALERTS + "/resolve-all",
+            r.ResolveAll(station),
+            CONFIGURE,
+            summary="Resolve every open audio alert",
+        ),
+        Route(
+            "POST",
+            ALERTS + "/{alert_id:int}/acknowledge",
+            action,
+            CONFIGURE,
+            suffix="ack",
+            summary="Acknowledge an audio alert",
+        ),
+        Route(
+            "POST",
+            ALERTS + "/{alert_id:int}/resolve",
+            action,
+            CONFIGURE,
+            suffix="resolve",
+            summary="Resolve an audio alert",
+        ),
+    ]
+    return alert_routes + [
         Route("GET", SOURCES, sources, need, summary="Audio sources and their live state"),
         Route("POST", SOURCES, sources, need, summary="Add an audio source (runs the preflight)"),
         Route(

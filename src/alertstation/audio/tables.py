@@ -9,7 +9,19 @@ shows the same picture. ``restart_requested_at`` is how a web process asks the m
 restart a source.
 """
 
-from sqlalchemy import Boolean, Column, Float, Integer, String, Table, Text, false, true
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    false,
+    true,
+)
 
 from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
@@ -45,4 +57,26 @@ audio_sources = Table(
     Column("restart_requested_at", UTCDateTime, nullable=True),
 )
 
-__all__ = ["audio_sources", "metadata"]
+# One row per audio alert the monitor opened: silence, clipping or source_down. It is "open"
+# until resolved (an acknowledged alert is still open); ``ended_at`` is when the condition
+# stopped, which the monitor writes; resolving is an operator's act.
+audio_alerts = Table(
+    "audio_alerts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "source_id", Integer, ForeignKey("audio_sources.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("kind", String(16), nullable=False),
+    Column("detail", String(ERROR_WIDTH), nullable=True),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("ended_at", UTCDateTime, nullable=True),
+    Column("acknowledged_by", String(64), nullable=True),
+    Column("acknowledged_at", UTCDateTime, nullable=True),
+    Column("resolved_by", String(64), nullable=True),
+    Column("resolved_at", UTCDateTime, nullable=True),
+    Index("ix_audio_alerts_resolved_at", "resolved_at"),
+    Index("ix_audio_alerts_source_id", "source_id"),
+)
+
+__all__ = ["audio_alerts", "audio_sources", "metadata"]
