@@ -1,7 +1,8 @@
 """Routes of the platform itself."""
 
 from alertstation.context import Station
-from alertstation.http.routing import PUBLIC, SIGNED_IN, Route
+from alertstation.http.routing import PUBLIC, SIGNED_IN, Route, permission
+from alertstation.system.fips import CountyTableApi
 from alertstation.system.resources import HealthResource, HomePage
 from alertstation.system.status import StatusPage, SystemStatusApi
 
@@ -20,4 +21,11 @@ def routes(station: Station) -> list[Route]:
             summary="Version, database, catalog, alert counts and poll source health",
         ),
         Route("GET", "/status", StatusPage(station, system), SIGNED_IN, summary="Status page"),
+        Route(
+            "GET",
+            "/api/fips/counties",
+            CountyTableApi(station),
+            permission("eas.broadcast"),
+            summary="States, and a state's counties by name, for the Manual EAS county picker",
+        ),
     ]
