@@ -10,6 +10,7 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
 from alertstation.traffic import period, reports, rollups, settings
+from alertstation.traffic.cache import DashboardCache, rows_token
 
 
 class TrafficSettingsResource:
@@ -51,16 +52,30 @@ def _query(req: falcon.Request) -> dict[str, str]:
 
 
 class TrafficDashboard:
-    """GET /api/traffic/dashboard?days=N or ?start=YYYY-MM-DD&end=YYYY-MM-DD, plus filters."""
+    """GET /api/traffic/dashboard?days=N or ?start=YYYY-MM-DD&end=YYYY-MM-DD, plus filters.
 
-    def __init__(self, station: Station) -> None:
+    With the ``dashboard_cache`` setting on, a payload is reused for 30 seconds while no row
+    changed (``alertstation.traffic.cache``).
+    """
+
+    def __init__(self, station: Station, cache: DashboardCache | None = None) -> None:
         self._station = station
+        self.cache = cache if cache is not None else DashboardCache()
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         params = _query(req)
         now = self._station.clock()
         current = period.parse_period(params, now.date())
         chosen = period.parse_filters(params)
-        rollups.ensure_rolled_up(self._station.engine, now)
-        with self._station.engine.connect() as conn:
-            resp.media = reports.dashboard(conn, current, chosen)
+        engine = self._station.engine
+        use_cache = settings.settings_cache_for(engine).get().dashboard_cache
+        rollups.ensure_rolled_up(engine, now)
+        with engine.connect() as conn:
+            key = (current, chosen)
+            token = rows_token(conn) if use_cache else None
+            payload = self.cache.get(key, token) if use_cache else None
+            if payload is None:
+                payload = reports.dashboard(conn, current, chosen)
+                if use_cache:
+                    self.cache.put(key, token, payload)
+        resp.media = payload
