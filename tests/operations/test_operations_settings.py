@@ -255,6 +255,14 @@ def test_tts_saves_and_previews_a_wav(station: Station) -> None:
         assert wav.getnframes() / wav.getframerate() > 0.5  # it really spoke
     unknown = ops.request("POST", "/api/settings/tts/preview", json={"voice": "xx-nosuchvoice"})
     assert unknown.status_code == 503 and "xx-nosuchvoice" in unknown.text
+    # The page's audio element plays it by GET, with the settings as query parameters.
+    by_get = ops.request("GET", "/api/settings/tts/preview", params={"rate": "200", "volume": "80"})
+    assert by_get.status_code == 200 and by_get.content[:4] == b"RIFF"
+    bad = ops.request("GET", "/api/settings/tts/preview", params={"rate": "9"})
+    assert bad.status_code == 422 and bad.json["error"]["details"]["field"] == "rate"
+    station.add_user("watcher", "viewer")
+    viewer = station.sign_in("watcher")
+    assert viewer.request("GET", "/api/settings/tts/preview").status_code == 403
 
 
 def test_env_config_redacts_secrets(station: Station, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -191,13 +191,22 @@ class RelayTest:
 
 
 class TtsPreview:
-    """POST /api/settings/tts/preview: a short WAV in the given (or saved) voice settings."""
+    """A short WAV in the given (or saved) voice settings.
+
+    GET takes ``voice``, ``rate``, ``volume`` and ``text`` as query parameters, so the page's
+    audio element can play it from the station itself; POST takes the same as a JSON body.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
 
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._render(dict(req.params), resp)
+
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = json_object(req)
+        self._render(json_object(req), resp)
+
+    def _render(self, body: dict[str, Any], resp: falcon.Response) -> None:
         text = body.pop("text", PREVIEW_TEXT)
         if not isinstance(text, str):
             raise Invalid("text must be a string", field="text")

@@ -20,6 +20,7 @@ CONFIGURE = permission("system.configure")
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
     certificate = Certificate(station)
+    preview = TtsPreview(station)
     backup = BackupPage(station)
     optimize = OptimizeDatabase(station)
     return [
@@ -69,9 +70,16 @@ def routes(station: Station) -> list[Route]:
             summary="Close a saved relay pin briefly (transmitter keying test)",
         ),
         Route(
+            "GET",
+            "/api/settings/tts/preview",
+            preview,
+            CONFIGURE,
+            summary="A short espeak-ng WAV (voice, rate, volume as query parameters)",
+        ),
+        Route(
             "POST",
             "/api/settings/tts/preview",
-            TtsPreview(station),
+            preview,
             CONFIGURE,
             summary="A short espeak-ng WAV in the given or saved voice settings",
         ),

@@ -66,12 +66,14 @@
   if (preview) {
     preview.addEventListener("click", function () {
       const form = preview.closest("form");
+      const url = "/api/settings/tts/preview?" + new URLSearchParams(values(form)).toString();
       say("Rendering preview…");
-      call("POST", "/api/settings/tts/preview", values(form))
-        .then(function (r) { return r.blob(); })
-        .then(function (blob) {
+      // Fetch first so a refusal shows its message; the audio element then plays the same URL
+      // from the station itself (the page's Content-Security-Policy allows no blob: media).
+      call("GET", url)
+        .then(function () {
           const audio = document.getElementById("tts-preview-audio");
-          audio.src = URL.createObjectURL(blob);
+          audio.src = url;
           audio.hidden = false;
           audio.play().catch(function () {});
           say("Preview ready.");
