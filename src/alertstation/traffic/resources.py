@@ -1,4 +1,4 @@
-"""Traffic resources: the analytics settings and the dashboard data."""
+"""Traffic resources: settings, dashboard data, anomalies and the privacy tools."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
-from alertstation.traffic import period, reports, rollups, settings
+from alertstation.traffic import anomalies, period, privacy, reports, rollups, settings
 from alertstation.traffic.cache import DashboardCache, rows_token
 
 
@@ -76,6 +76,58 @@ class TrafficDashboard:
             payload = self.cache.get(key, token) if use_cache else None
             if payload is None:
                 payload = reports.dashboard(conn, current, chosen)
+                payload["anomalies"] = anomalies.detect(
+                    conn, settings.settings_cache_for(engine).get(), now
+                )
                 if use_cache:
                     self.cache.put(key, token, payload)
         resp.media = payload
+
+
+class TrafficAnomalies:
+    """GET /api/traffic/anomalies: the anomalies of the last hour."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        engine = self._station.engine
+        current = settings.settings_cache_for(engine).get()
+        with engine.connect() as conn:
+            found = anomalies.detect(conn, current, self._station.clock())
+        resp.media = {"enabled": current.anomaly_detection_enabled, "anomalies": found}
+
+
+class TrafficPrivacy:
+    """POST /api/traffic/privacy/purge and /privacy/anonymize (``ip``), POST /purge-all.
+
+    Audited as ``traffic.ip_purged``, ``traffic.ip_anonymized`` and ``traffic.purged_all`` with
+    the number of rows; the address itself is not written to the audit ledger.
+    """
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def _run(self, req: falcon.Request, resp: falcon.Response, action: str) -> None:
+        station = self._station
+        ip = None if action == "purged_all" else privacy.check_ip(json_object(req).get("ip"))
+        with begin_write(station.engine) as conn:
+            if action == "ip_purged":
+                rows = privacy.purge_ip(conn, ip or "")
+            elif action == "ip_anonymized":
+                rows = privacy.anonymize_ip(conn, ip or "")
+            else:
+                rows = privacy.purge_all(conn)
+            station.ledger.record_or_refuse(
+                conn, Actor.from_request(req), f"traffic.{action}", details={"rows": rows}
+            )
+        resp.media = {"rows": rows}
+
+    def on_post_purge(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._run(req, resp, "ip_purged")
+
+    def on_post_anonymize(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._run(req, resp, "ip_anonymized")
+
+    def on_post_all(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._run(req, resp, "purged_all")

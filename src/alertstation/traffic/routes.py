@@ -8,7 +8,43 @@ from alertstation.traffic import resources as r
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
     settings = r.TrafficSettingsResource(station)
+    private = r.TrafficPrivacy(station)
+    configure = permission("system.configure")
     return [
+        Route(
+            "GET",
+            "/api/traffic/anomalies",
+            r.TrafficAnomalies(station),
+            SIGNED_IN,
+            summary="Traffic anomalies of the last hour",
+        ),
+        Route(
+            "POST",
+            "/api/traffic/privacy/purge",
+            private,
+            configure,
+            suffix="purge",
+            summary="Delete one address's request rows",
+            max_body=4096,
+        ),
+        Route(
+            "POST",
+            "/api/traffic/privacy/anonymize",
+            private,
+            configure,
+            suffix="anonymize",
+            summary="Mask one address in its request rows",
+            max_body=4096,
+        ),
+        Route(
+            "POST",
+            "/api/traffic/purge-all",
+            private,
+            configure,
+            suffix="all",
+            summary="Empty the request log (settings and GeoIP databases kept)",
+            max_body=4096,
+        ),
         Route(
             "GET",
             "/api/traffic/dashboard",
