@@ -158,3 +158,33 @@ def test_privacy_tools_need_configure_are_audited_and_keep_rollups_honest(
         ("traffic.purged_all", {"rows": 2}),
     ]
     assert all("203.0.113.5" not in (row.details or "") for row in audit_rows(engine))
+
+
+def test_the_client_beacon_records_the_screen_once_per_session(
+    station: Station, logged: Rows
+) -> None:
+    visitor = "203.0.113.40"
+    station.client.simulate_get("/healthz", remote_addr=visitor)  # the page, still buffered
+    station.client.simulate_get("/healthz", remote_addr="203.0.113.41")  # someone else
+    bad = station.client.simulate_get(
+        "/api/traffic/client", params={"screen": "huge"}, remote_addr=visitor
+    )
+    assert bad.status_code == 422
+    sent = station.client.simulate_get(
+        "/api/traffic/client", params={"screen": "1920x1080"}, remote_addr=visitor
+    )
+    assert sent.status_code == 204
+    assert sent.cookies["as_screen"].value == "1"
+    station.client.simulate_get("/healthz", remote_addr=visitor)
+    again = station.client.simulate_get(
+        "/api/traffic/client",
+        params={"screen": "800x600"},
+        remote_addr=visitor,
+        cookies={"as_screen": "1"},
+    )
+    assert again.status_code == 204
+    assert [(row["client_ip"], row["screen_resolution"]) for row in logged()] == [
+        (visitor, "1920x1080"),
+        ("203.0.113.41", None),
+        (visitor, None),  # the session already sent its resolution
+    ]

@@ -1,4 +1,5 @@
-"""Privacy tools: purge one address's rows, anonymize one address, empty the whole log.
+"""Privacy tools: purge one address's rows, anonymize one address, empty the whole log; and
+the client beacon's screen resolution.
 
 Each keeps the rollups honest (the hours touched are rolled up again) and bumps the
 ``traffic_rows`` generation so no cached dashboard shows the old rows. Settings and the GeoIP
@@ -71,3 +72,20 @@ def purge_all(conn: Connection) -> int:
     conn.execute(traffic_visitors.delete())
     rows_changed(conn)
     return deleted
+
+
+SCREEN_WINDOW = 1800
+
+
+def record_screen(conn: Connection, visitor: str, screen: str, now: float) -> int:
+    """Set the screen resolution on the visitor's rows of the last 30 minutes lacking one."""
+    changed = conn.execute(
+        t.update()
+        .where(
+            t.c.visitor_key == visitor,
+            t.c.ts >= now - SCREEN_WINDOW,
+            t.c.screen_resolution.is_(None),
+        )
+        .values(screen_resolution=screen[:32])
+    ).rowcount
+    return int(changed or 0)

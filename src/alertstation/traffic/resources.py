@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import falcon
 
 from alertstation.audit.actor import Actor
@@ -9,8 +11,17 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
-from alertstation.traffic import anomalies, period, privacy, reports, rollups, settings
+from alertstation.traffic import (
+    addresses,
+    anomalies,
+    period,
+    privacy,
+    reports,
+    rollups,
+    settings,
+)
 from alertstation.traffic.cache import DashboardCache, rows_token
+from alertstation.traffic.recorder import flush_all
 
 
 class TrafficSettingsResource:
@@ -131,3 +142,47 @@ class TrafficPrivacy:
 
     def on_post_all(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._run(req, resp, "purged_all")
+
+
+SCREEN_COOKIE = "as_screen"
+_SCREEN = re.compile(r"^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$")
+
+
+class TrafficClientBeacon:
+    """GET /api/traffic/client?screen=WIDTHxHEIGHT: the page script's screen resolution.
+
+    Recorded once per browser session (a session cookie says it was sent) on the caller's
+    rows of the last 30 minutes that have none yet. Answers 204 whatever happens, except 422
+    for a malformed ``screen``.
+    """
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        screen = req.get_param("screen") or ""
+        if not _SCREEN.match(screen):
+            raise Invalid("screen must be WIDTHxHEIGHT, e.g. 1920x1080", field="screen")
+        resp.status = falcon.HTTP_204
+        if req.cookies.get(SCREEN_COOKIE):
+            return
+        station = self._station
+        current = settings.settings_cache_for(station.engine).get()
+        if not current.enabled:
+            return
+        ip = req.context.client_ip
+        if current.anonymize_ip:
+            ip = addresses.mask_address(ip)
+        flush_all()  # this process's buffered rows of the page that sent the beacon
+        with begin_write(station.engine) as conn:
+            privacy.record_screen(
+                conn, addresses.visitor_key(ip), screen, station.clock().timestamp()
+            )
+        resp.set_cookie(
+            SCREEN_COOKIE,
+            "1",
+            path="/",
+            secure=req.scheme == "https",
+            http_only=True,
+            same_site="Lax",
+        )

@@ -1,7 +1,7 @@
 """Routes of the traffic package."""
 
 from alertstation.context import Station
-from alertstation.http.routing import SIGNED_IN, Route, permission
+from alertstation.http.routing import PUBLIC, SIGNED_IN, Route, permission
 from alertstation.traffic import resources as r
 
 
@@ -11,6 +11,13 @@ def routes(station: Station) -> list[Route]:
     private = r.TrafficPrivacy(station)
     configure = permission("system.configure")
     return [
+        Route(
+            "GET",
+            "/api/traffic/client",
+            r.TrafficClientBeacon(station),
+            PUBLIC,
+            summary="Client beacon: the screen resolution, once per session",
+        ),
         Route(
             "GET",
             "/api/traffic/anomalies",
