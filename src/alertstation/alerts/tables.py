@@ -51,6 +51,10 @@ cap_alerts = Table(
     Column("cancelled_at", UTCDateTime, nullable=True),
     Column("in_area", Boolean, nullable=False, server_default=false()),
     Column("stored_area", Boolean, nullable=False, server_default=false()),
+    # Why the alert matched the broadcast area: by one of its codes, by a polygon or circle
+    # touching the station boundary, or both (docs/matching.md, "Geometry").
+    Column("match_code", Boolean, nullable=False, server_default=false()),
+    Column("match_geometry", Boolean, nullable=False, server_default=false()),
     Column("explicit", Boolean, nullable=False, server_default=false()),
     Column("raw", Text, nullable=False),
     # verified | unsigned | failed, with the reason (docs/alerts-parsing.md, "Signatures")
@@ -131,3 +135,7 @@ eas_forward_queue = Table(
     Column("reason", Text, nullable=False),
     UniqueConstraint("alert_id"),
 )
+
+# The station boundary's table lives in its own package; importing it here puts it on the shared
+# metadata wherever the alert tables are.
+from alertstation.alerts.boundary.tables import station_boundary  # noqa: E402, F401

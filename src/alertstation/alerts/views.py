@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 import falcon
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.boundary.detail import alert_detail
 from alertstation.alerts.resources import (
     STATUSES,
     AlertFilter,
@@ -110,7 +111,7 @@ class AlertHistoryPage:
 
 
 class AlertDetailPage:
-    """GET /alerts/{id}: one alert with its codes named, its VTEC and its raw message."""
+    """GET /alerts/{id}: texts, areas drawn over the boundary, codes, VTEC chain, raw message."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -121,6 +122,7 @@ class AlertDetailPage:
             row = get_alert(conn, alert_id)
             codes = codes_of(conn, [alert_id])[alert_id]
             vtec = vtec_of(conn, alert_id)
+            detail = alert_detail(conn, row)
         named = [(code, self._name(code)) for code in codes]
         station.templates.page(
             req,
@@ -129,6 +131,7 @@ class AlertDetailPage:
             alert=row,
             codes=named,
             vtec=vtec,
+            detail=detail,
             badges=badges(row, station.clock()),
             signature=signature_badge(row),
             when=when,

@@ -1,0 +1,1 @@
+"""The station's boundary (a GeoJSON area) and matching alert polygons and circles against it."""

@@ -1,0 +1,94 @@
+"""Read, save and clear the station boundary (one row); the parsed area is cached per upload."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+
+from shapely.geometry.base import BaseGeometry
+from shapely.prepared import PreparedGeometry, prep
+from sqlalchemy import Connection, select
+
+from alertstation.alerts.boundary.geometry import (
+    AlertShape,
+    boundary_geojson,
+    load_geojson,
+    vertex_count,
+)
+from alertstation.alerts.boundary.tables import BOUNDARY_ROW, NAME_WIDTH, station_boundary
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The station's area as uploaded: name, geometry and who uploaded it when."""
+
+    name: str
+    area: BaseGeometry
+    prepared: PreparedGeometry
+    vertex_count: int
+    uploaded_by: str | None
+    uploaded_at: datetime
+
+    def touches(self, shapes: list[AlertShape]) -> bool:
+        """Tell whether any of the alert's shapes intersects the boundary."""
+        return any(self.prepared.intersects(item.geometry) for item in shapes)
+
+
+_cache_lock = threading.Lock()
+_cache: dict[tuple[datetime, str], Boundary] = {}
+
+
+def load_boundary(conn: Connection) -> Boundary | None:
+    """Return the station boundary, None when none was uploaded."""
+    row = conn.execute(
+        select(station_boundary).where(station_boundary.c.id == BOUNDARY_ROW)
+    ).first()
+    if row is None:
+        return None
+    key = (row.uploaded_at, row.name)
+    with _cache_lock:
+        cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    area = load_geojson(row.geojson)
+    boundary = Boundary(
+        row.name, area, prep(area), row.vertex_count, row.uploaded_by, row.uploaded_at
+    )
+    with _cache_lock:
+        _cache.clear()  # one station, one boundary: keep only the newest
+        _cache[key] = boundary
+    return boundary
+
+
+def save_boundary(
+    conn: Connection, name: str, area: BaseGeometry, *, by: str | None, now: datetime
+) -> None:
+    """Store ``area`` as the station boundary, replacing any earlier one."""
+    name = " ".join(name.split())[:NAME_WIDTH] or "boundary"
+    min_lon, min_lat, max_lon, max_lat = area.bounds
+    values = {
+        "name": name,
+        "geojson": boundary_geojson(area),
+        "vertex_count": vertex_count(area),
+        "min_lon": min_lon,
+        "min_lat": min_lat,
+        "max_lon": max_lon,
+        "max_lat": max_lat,
+        "uploaded_by": by,
+        "uploaded_at": now,
+    }
+    done = conn.execute(
+        station_boundary.update().where(station_boundary.c.id == BOUNDARY_ROW).values(values)
+    ).rowcount
+    if not done:
+        conn.execute(station_boundary.insert().values(id=BOUNDARY_ROW, **values))
+
+
+def clear_boundary(conn: Connection) -> bool:
+    """Remove the station boundary; tell whether there was one."""
+    return bool(
+        conn.execute(
+            station_boundary.delete().where(station_boundary.c.id == BOUNDARY_ROW)
+        ).rowcount
+    )
