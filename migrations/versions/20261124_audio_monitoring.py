@@ -39,7 +39,7 @@ def upgrade() -> None:
         sa.Column("icy_title", sa.String(255), nullable=True),
         sa.Column("last_audio_at", UTCDateTime(), nullable=True),
         sa.Column("state_changed_at", UTCDateTime(), nullable=True),
-        sa.Column("restart_requested_at", UTCDateTime(), nullable=True),
+        sa.Column("restart_generation", sa.Integer(), server_default="0", nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audio_sources")),
         sa.UniqueConstraint("name", name=op.f("uq_audio_sources_name")),
     )

@@ -337,7 +337,7 @@ def create_source(conn: Connection, config: SourceConfig, now: datetime) -> int:
         raise SourceNameTaken("name", f"a source named {config.name!r} already exists")
     state = "starting" if config.enabled else "stopped"
     values = {**config.columns(), "created_at": now, "updated_at": now}
-    values.update(state=state, state_changed_at=now, restart_requested_at=now)
+    values.update(state=state, state_changed_at=now)
     return int(conn.execute(insert(audio_sources).values(**values)).inserted_primary_key[0])
 
 
@@ -369,7 +369,7 @@ def restart_values(now: datetime, enabled: bool = True) -> dict[str, Any]:
         "state": "starting" if enabled else "stopped",
         "error_message": None,
         "state_changed_at": now,
-        "restart_requested_at": now,
+        "restart_generation": _C.restart_generation + 1,
     }
 
 

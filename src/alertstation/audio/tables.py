@@ -5,8 +5,8 @@
 secrets), the stored credentials in their own columns (``auth_password``, ``auth_header``; no
 response ever carries them), and the live status the monitor writes (``state``,
 ``error_message``, ``level_dbfs``, ``icy_title``, ``last_audio_at``), so every web process
-shows the same picture. ``restart_requested_at`` is how a web process asks the monitor to
-restart a source.
+shows the same picture. ``restart_generation`` (bumped by one) is how a web process asks the
+monitor to restart a source.
 """
 
 from sqlalchemy import (
@@ -54,7 +54,7 @@ audio_sources = Table(
     Column("icy_title", String(TITLE_WIDTH), nullable=True),
     Column("last_audio_at", UTCDateTime, nullable=True),
     Column("state_changed_at", UTCDateTime, nullable=True),
-    Column("restart_requested_at", UTCDateTime, nullable=True),
+    Column("restart_generation", Integer, nullable=False, server_default="0"),
 )
 
 # One row per audio alert the monitor opened: silence, clipping or source_down. It is "open"
