@@ -252,8 +252,9 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    """Run periodic jobs and the EAS airing loop; only one worker (the leader) runs them."""
+    """Run periodic jobs, the EAS airing loop and the audio monitor; only the leader runs them."""
     from alertstation.app import build_station
+    from alertstation.audio.monitor import start_monitor
     from alertstation.eas.airing.onair import start_airing
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
@@ -266,8 +267,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _stop_on_signals(stop)
     station = build_station(settings)
     airing: list[threading.Thread] = []  # airing takes real time: its own thread, not a job
+
+    def on_leader() -> None:
+        airing.append(start_airing(station, stop))
+        airing.append(start_monitor(station, stop))  # every audio source in its own thread
+
     try:
-        run_worker(station, stop, on_leader=lambda: airing.append(start_airing(station, stop)))
+        run_worker(station, stop, on_leader=on_leader)
     finally:
         stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
         for thread in airing:
