@@ -17,11 +17,14 @@ from pathlib import Path
 
 import orjson
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import func, select
 
+from alertstation.db.engine import make_engine
+from alertstation.db.migrate import upgrade_to_head
+from alertstation.zones.service import read_sources
 from alertstation.zones.snapshot import SNAPSHOT_FILE, read_snapshot, seed_from_snapshot
 from alertstation.zones.tables import wx_zones
-from tests.support import SHARED_DATA, clear_tables
+from tests.support import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "src" / "alertstation" / "zones" / SNAPSHOT_FILE
@@ -64,8 +67,10 @@ def test_a_malformed_snapshot_is_refused(tmp_path: Path) -> None:
         read_snapshot(bad)
 
 
-def test_seed_fills_only_an_empty_catalog(engine: Engine) -> None:
+def test_seed_fills_only_an_empty_catalog(empty_database: str) -> None:
+    engine = make_engine(empty_database)
     try:
+        upgrade_to_head(engine)
         first = seed_from_snapshot(engine)
         assert first is not None and first.counts == {"public": LAND_CODES}
         assert seed_from_snapshot(engine) is None
@@ -73,8 +78,10 @@ def test_seed_fills_only_an_empty_catalog(engine: Engine) -> None:
             assert conn.execute(select(func.count()).select_from(wx_zones)).scalar_one() == (
                 LAND_CODES
             )
+            source = read_sources(conn)["public"]
+        assert (source.file_name, source.record_count) == (SNAPSHOT_FILE, LAND_RECORDS)
     finally:
-        clear_tables(engine)
+        engine.dispose()
 
 
 def _free_port() -> int:
