@@ -6,8 +6,9 @@ import io
 import json
 import tarfile
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 
+from alertstation.audit.tables import audit_logs
 from alertstation.operations.upkeep import changelog_since_previous
 from tests.support import StationHarness as Station
 
@@ -36,6 +37,16 @@ def test_backup_page_warns_and_downloads_an_archive(station: Station) -> None:
     with tarfile.open(fileobj=io.BytesIO(keyed.content)) as tar:
         key = tar.extractfile("keys/audit_ledger_key").read().decode()  # type: ignore[union-attr]
     assert key == station.app.station.settings.audit_ledger_key
+    with station.engine.connect() as conn:
+        rows = conn.execute(
+            select(audit_logs.c.username, audit_logs.c.details)
+            .where(audit_logs.c.action == "backup.downloaded")
+            .order_by(audit_logs.c.id)
+        ).all()
+    assert [(r.username, json.loads(r.details)) for r in rows] == [
+        ("boss", {"include_keys": False}),
+        ("boss", {"include_keys": True}),
+    ]
 
 
 def test_only_an_admin_may_take_the_keys(station: Station) -> None:

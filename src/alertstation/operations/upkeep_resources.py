@@ -12,6 +12,7 @@ import falcon
 
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
+from alertstation.db.engine import begin_write
 from alertstation.errors import Forbidden, ServiceUnavailable
 from alertstation.http.bodies import check_bool, form_or_json
 from alertstation.http.errors import wants_html
@@ -21,6 +22,7 @@ from alertstation.operations.upkeep import database_size, optimize_database, upg
 log = logging.getLogger(__name__)
 
 ADMIN: Final[str] = "admin"
+BACKUP_DOWNLOADED: Final[str] = "backup.downloaded"
 
 
 def _is_admin(req: falcon.Request) -> bool:
@@ -67,10 +69,17 @@ class BackupPage:
             except BackupError as ex:
                 raise ServiceUnavailable(str(ex), code="backup_failed") from ex
             stream = path.open("rb")  # still readable once the folder is gone (POSIX)
-        log.info(
-            "backup downloaded",
-            extra={"user": Actor.from_request(req).username, "keys": include_keys},
-        )
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            # Who took a copy of the password hashes (and maybe the keys) off the box.
+            station.ledger.record(
+                conn,
+                actor,
+                BACKUP_DOWNLOADED,
+                target="operations.backup",
+                details={"include_keys": include_keys},
+            )
+        log.info("backup downloaded", extra={"user": actor.username, "keys": include_keys})
         resp.content_type = "application/gzip"
         resp.set_header("Content-Disposition", f'attachment; filename="{name}"')
         resp.set_header("Cache-Control", "no-store")
