@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -156,3 +157,27 @@ def test_a_broken_archive_is_refused_and_changes_nothing(
     assert refused.returncode != 0
     assert "not a readable backup archive" in refused.stderr
     assert station.counts() == (2, 0)
+
+
+def test_a_backup_from_a_newer_release_is_refused_before_anything_changes(
+    sites: tuple[Site, Site], tmp_path: Path
+) -> None:
+    station, _ = sites
+    station.record(2)
+    archive = tmp_path / "station.tar.gz"
+    assert run_cli(["backup", "--out", str(archive)], station.env).returncode == 0
+    newer = tmp_path / "newer.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(newer, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read()  # type: ignore[union-attr]
+            if member.name == "manifest.json":
+                manifest = json.loads(data)
+                manifest["revision"] = "29991231_from_the_future"
+                data = json.dumps(manifest).encode()
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data))
+    station.record(1)
+    refused = run_cli(["restore", str(newer)], station.env)
+    assert refused.returncode != 0
+    assert "29991231_from_the_future is unknown to this release" in refused.stderr
+    assert station.counts() == (3, 0)

@@ -37,10 +37,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, inspect, text
 
 from alertstation.audit.service import CHECKPOINT_FILE, checkpoint_log_path
-from alertstation.db.migrate import current_revision
+from alertstation.db.migrate import alembic_config, current_revision
 from alertstation.settings import LEDGER_KEY_FILE, SECRET_KEY_FILE, Settings
 from alertstation.version import __version__
 
@@ -309,6 +310,19 @@ def _restore_database(engine: Engine, manifest: dict[str, Any], folder: Path) ->
     _run([*command, "--dbname", url, str(folder / PG_DUMP)], env, "pg_restore")
 
 
+def _check_revision_known(engine: Engine, manifest: dict[str, Any]) -> None:
+    """Refuse, before anything changes, a backup whose schema this release does not know."""
+    revision = manifest.get("revision")
+    if revision is None:
+        return
+    script = ScriptDirectory.from_config(alembic_config(engine))
+    if revision not in {rev.revision for rev in script.walk_revisions()}:
+        raise BackupError(
+            f"the backup's schema revision {revision} is unknown to this release "
+            f"({__version__}); it was made by a newer one: install that release, then restore"
+        )
+
+
 def _restore_keys(settings: Settings, folder: Path) -> bool:
     keys = folder / KEYS_DIR
     if not keys.is_dir():
@@ -349,6 +363,7 @@ def restore_archive(
     with tempfile.TemporaryDirectory(prefix="alertstation-restore-") as work:
         folder = Path(work)
         manifest = _read_archive(Path(archive), folder)
+        _check_revision_known(engine, manifest)
         _restore_database(engine, manifest, folder)
         expected: dict[str, int] = {k: int(v) for k, v in manifest["row_counts"].items()}
         with engine.connect() as conn:
