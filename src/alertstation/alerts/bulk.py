@@ -123,6 +123,8 @@ class _New:
     code_ids: list[int]
     stored_area: bool
     explicit: bool
+    match_code: bool = False
+    match_geometry: bool = False
 
 
 def _chunks(items: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]:
@@ -229,8 +231,8 @@ class _Batch:
         if existing is not None:
             return "duplicate", existing, self.state[existing], False, self.in_area[existing]
         geocodes = sorted(alert.geocodes)
-        in_area = matchers.area.matches(geocodes)
-        stored_area = in_area or matchers.storage.matches(geocodes)
+        match = matchers.classify(alert, geocodes)
+        in_area, stored_area = match.in_area, match.stored_area
         keys = [vtec.event_key(alert.sent) for vtec in alert.vtec]
         related = self._related(alert, keys)
         if not (explicit or stored_area or related):
@@ -242,7 +244,10 @@ class _Batch:
             alert_id, alert.sender, alert.identifier, alert.sent, alert.msg_type, alert.expires,
             lifecycle.ACTIVE, None, in_area, keys, refs,
         )  # fmt: skip
-        self.new.append(_New(facts, alert, sorted({int(c) for c in flat}), stored_area, explicit))
+        codes = sorted({int(c) for c in flat})
+        self.new.append(
+            _New(facts, alert, codes, stored_area, explicit, match.by_code, match.by_geometry)
+        )
         self.facts[alert_id] = facts
         self._know(alert_id, alert.sender, alert.identifier, lifecycle.ACTIVE, in_area)
         for key, vtec in zip(keys, alert.vtec, strict=True):
@@ -358,6 +363,8 @@ class _Batch:
                     "signature_reason": item.alert.signature.reason,
                     "in_area": item.facts.in_area,
                     "stored_area": item.stored_area,
+                    "match_code": item.match_code,
+                    "match_geometry": item.match_geometry,
                     "explicit": item.explicit,
                     "received_at": now,
                     "updated_at": now,

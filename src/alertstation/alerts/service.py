@@ -1,8 +1,9 @@
 """Alert settings, re-matching, batch import, the expiry sweep and the read queries.
 
-Settings (zone codes, storage zone codes, forwarded SAME events) live in ``alert_settings`` as
-JSON values under three keys. Changing the zone codes re-matches the whole store from its
-geocode ids in the same transaction.
+Settings (zone codes, storage zone codes, forwarded SAME events, ``match_polygons``) live in
+``alert_settings`` as JSON values under four keys; the station boundary is read beside them.
+Changing the zone codes or ``match_polygons`` re-matches the whole store from its geocode ids
+and stored geometry matches in the same transaction.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ import numpy as np
 from sqlalchemy import Connection, Engine, Row, bindparam, or_, select, update
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.boundary.matching import combine
+from alertstation.alerts.boundary.store import Boundary, load_boundary
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
 from alertstation.alerts.store import GENERATION, Matchers, expire_due
 from alertstation.alerts.tables import (
@@ -38,6 +41,7 @@ log = logging.getLogger(__name__)
 ZONE_CODES = "zone_codes"
 STORAGE_ZONE_CODES = "storage_zone_codes"
 FORWARD_EVENTS = "forward_events"
+MATCH_POLYGONS = "match_polygons"
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,9 @@ class AlertSettings:
     zone_codes: tuple[str, ...] = ()
     storage_zone_codes: tuple[str, ...] = ()
     forward_events: tuple[str, ...] = ()
+    # A geometry-only match (polygon or circle touching the boundary) counts as in area.
+    match_polygons: bool = False
+    boundary: Boundary | None = field(default=None, repr=False)
 
     def matchers(self) -> Matchers:
         """Build the matchers ingest uses from these settings."""
@@ -54,6 +61,8 @@ class AlertSettings:
             area=GeocodeMatcher(self.zone_codes),
             storage=GeocodeMatcher(self.storage_zone_codes),
             forward_events=frozenset(self.forward_events),
+            boundary=self.boundary,
+            match_polygons=self.match_polygons,
         )
 
 
@@ -64,7 +73,8 @@ def get_alert_settings(conn: Connection) -> AlertSettings:
         key: tuple(json.loads(rows[key])) if key in rows else ()
         for key in (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS)
     }
-    return AlertSettings(**values)
+    match_polygons = bool(json.loads(rows[MATCH_POLYGONS])) if MATCH_POLYGONS in rows else False
+    return AlertSettings(**values, match_polygons=match_polygons, boundary=load_boundary(conn))
 
 
 def set_alert_settings(
@@ -73,6 +83,7 @@ def set_alert_settings(
     zone_codes: Iterable[str] | None = None,
     storage_zone_codes: Iterable[str] | None = None,
     forward_events: Iterable[str] | None = None,
+    match_polygons: bool | None = None,
 ) -> AlertSettings:
     """Validate and write the given settings (None keeps a value); re-match on a code change.
 
@@ -90,10 +101,15 @@ def set_alert_settings(
         forward_events=(
             _events(forward_events) if forward_events is not None else current.forward_events
         ),
+        match_polygons=(
+            bool(match_polygons) if match_polygons is not None else current.match_polygons
+        ),
+        boundary=current.boundary,
     )
     now = utcnow()
-    for key in (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS):
-        value = json.dumps(list(getattr(new, key)))
+    for key in (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS, MATCH_POLYGONS):
+        field_value = getattr(new, key)
+        value = json.dumps(field_value if key == MATCH_POLYGONS else list(field_value))
         if getattr(new, key) == getattr(current, key):
             continue
         done = conn.execute(
@@ -103,13 +119,14 @@ def set_alert_settings(
         ).rowcount
         if not done:
             conn.execute(alert_settings.insert().values(key=key, value=value, updated_at=now))
-    codes_changed = (new.zone_codes, new.storage_zone_codes) != (
+    codes_changed = (new.zone_codes, new.storage_zone_codes, new.match_polygons) != (
         current.zone_codes,
         current.storage_zone_codes,
+        current.match_polygons,
     )
     if codes_changed:
         matchers = new.matchers()
-        rematch_store(conn, matchers.area, matchers.storage)
+        rematch_store(conn, matchers.area, matchers.storage, match_polygons=new.match_polygons)
     return new
 
 
@@ -162,15 +179,24 @@ def expire_alerts_job(station: Station) -> None:
 
 
 def rematch_store(
-    conn: Connection, matcher_area: GeocodeMatcher, matcher_storage: GeocodeMatcher
+    conn: Connection,
+    matcher_area: GeocodeMatcher,
+    matcher_storage: GeocodeMatcher,
+    *,
+    match_polygons: bool = False,
 ) -> int:
     """Re-match every stored alert from its geocode ids; update changed flags, return count.
 
-    ``stored_area`` is set for alerts in the storage or the broadcast area. Alerts are never
-    deleted here: an out-of-area alert stays (it may have been imported on purpose).
+    ``match_code`` is set from the broadcast-area codes; the stored ``match_geometry`` (kept by
+    ``alerts.boundary.service.recalculate_intersections``) counts toward ``in_area`` only with
+    ``match_polygons``. ``stored_area`` is set for alerts in the storage or the broadcast area
+    or touching the boundary. Alerts are never deleted here: an out-of-area alert stays (it
+    may have been imported on purpose).
     """
     a = cap_alerts.c
-    alerts = conn.execute(select(a.id, a.in_area, a.stored_area).order_by(a.id)).all()
+    alerts = conn.execute(
+        select(a.id, a.in_area, a.stored_area, a.match_code, a.match_geometry).order_by(a.id)
+    ).all()
     if not alerts:
         return 0
     codes = conn.execute(
@@ -182,13 +208,26 @@ def rematch_store(
     owners = np.fromiter((row.alert_id for row in codes), dtype=np.int64, count=len(codes))
     flat = np.fromiter((row.code_id for row in codes), dtype=np.int32, count=len(codes))
     offsets = np.append(np.searchsorted(owners, ids, side="left"), len(codes)).astype(np.int64)
-    in_area = matcher_area.match_encoded(flat, offsets)
-    stored = matcher_storage.match_encoded(flat, offsets) | in_area
-    changes = [
-        {"b_id": row.id, "in_area": bool(hit), "stored_area": bool(keep)}
-        for row, hit, keep in zip(alerts, in_area, stored, strict=True)
-        if (bool(hit), bool(keep)) != (row.in_area, row.stored_area)
-    ]
+    by_code = matcher_area.match_encoded(flat, offsets)
+    in_storage = matcher_storage.match_encoded(flat, offsets)
+    changes = []
+    for row, code_hit, storage_hit in zip(alerts, by_code, in_storage, strict=True):
+        match = combine(
+            by_code=bool(code_hit),
+            by_geometry=bool(row.match_geometry),
+            in_storage=bool(storage_hit),
+            match_polygons=match_polygons,
+        )
+        flags = (match.in_area, match.stored_area, match.by_code)
+        if flags != (row.in_area, row.stored_area, row.match_code):
+            changes.append(
+                {
+                    "b_id": row.id,
+                    "in_area": match.in_area,
+                    "stored_area": match.stored_area,
+                    "match_code": match.by_code,
+                }
+            )
     if changes:
         conn.execute(update(cap_alerts).where(a.id == bindparam("b_id")), changes)
         bump_generation(conn, GENERATION)

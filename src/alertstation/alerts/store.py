@@ -16,6 +16,8 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, bindparam, insert, or_, select, tuple_, update
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.boundary.matching import AreaMatch, combine, touches_boundary
+from alertstation.alerts.boundary.store import Boundary
 from alertstation.alerts.lifecycle import ChainRow, Verdict
 from alertstation.alerts.matching import GeocodeMatcher, encode_geocode_lists
 from alertstation.alerts.model import Alert
@@ -40,11 +42,26 @@ ChainKey = tuple[str, str, str, int, int]
 
 @dataclass(frozen=True)
 class Matchers:
-    """Hold what ingest matches against: broadcast area, storage area, forwarded events."""
+    """Hold what ingest matches against: broadcast area, storage area, forwarded events.
+
+    With a station ``boundary``, alert polygons and circles are matched by geometry too; a
+    geometry-only match counts as in area when ``match_polygons`` is on (docs/matching.md).
+    """
 
     area: GeocodeMatcher
     storage: GeocodeMatcher
     forward_events: frozenset[str] = field(default_factory=frozenset)
+    boundary: Boundary | None = None
+    match_polygons: bool = False
+
+    def classify(self, alert: Alert, geocodes: Sequence[str]) -> AreaMatch:
+        """Return why the alert matches (code, geometry) and its in-area and stored flags."""
+        return combine(
+            by_code=self.area.matches(geocodes),
+            by_geometry=touches_boundary(self.boundary, alert),
+            in_storage=self.storage.matches(geocodes),
+            match_polygons=self.match_polygons,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +105,13 @@ def ingest_alert(
             alert.identifier, "duplicate", existing.id, existing.state, in_area=existing.in_area
         )
     geocodes = sorted(alert.geocodes)
-    in_area = matchers.area.matches(geocodes)
-    stored_area = in_area or matchers.storage.matches(geocodes)
+    match = matchers.classify(alert, geocodes)
+    in_area, stored_area = match.in_area, match.stored_area
     keys = [vtec.event_key(alert.sent) for vtec in alert.vtec]
     related = _related_ids(conn, alert, keys)
     if not (explicit or stored_area or related):
         return IngestResult(alert.identifier, "ignored")
-    alert_id = _insert(conn, alert, geocodes, keys, in_area, stored_area, explicit, now)
+    alert_id = _insert(conn, alert, geocodes, keys, match, explicit, now)
     recompute_states(conn, {alert_id, *related}, now=now)
     state = conn.execute(select(cap_alerts.c.state).where(cap_alerts.c.id == alert_id)).scalar_one()
     refusal = lifecycle.forward_refusal(
@@ -157,8 +174,7 @@ def _insert(
     alert: Alert,
     geocodes: list[str],
     keys: Sequence[ChainKey],
-    in_area: bool,
-    stored_area: bool,
+    match: AreaMatch,
     explicit: bool,
     now: datetime,
 ) -> int:
@@ -176,8 +192,10 @@ def _insert(
             state=lifecycle.ACTIVE,
             signature_status=alert.signature.status,
             signature_reason=alert.signature.reason,
-            in_area=in_area,
-            stored_area=stored_area,
+            in_area=match.in_area,
+            stored_area=match.stored_area,
+            match_code=match.by_code,
+            match_geometry=match.by_geometry,
             explicit=explicit,
             received_at=now,
             updated_at=now,

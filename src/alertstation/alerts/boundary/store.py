@@ -19,9 +19,13 @@ from alertstation.alerts.boundary.geometry import (
 from alertstation.alerts.boundary.tables import BOUNDARY_ROW, NAME_WIDTH, station_boundary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Boundary:
-    """The station's area as uploaded: name, geometry and who uploaded it when."""
+    """The station's area as uploaded: name, geometry and who uploaded it when.
+
+    Compared and hashed by identity: ``load_boundary`` hands out one object per upload, so
+    settings (and the matchers cached for them) change exactly when the boundary does.
+    """
 
     name: str
     area: BaseGeometry
@@ -36,7 +40,7 @@ class Boundary:
 
 
 _cache_lock = threading.Lock()
-_cache: dict[tuple[datetime, str], Boundary] = {}
+_cache: dict[tuple[datetime, int], Boundary] = {}
 
 
 def load_boundary(conn: Connection) -> Boundary | None:
@@ -46,7 +50,7 @@ def load_boundary(conn: Connection) -> Boundary | None:
     ).first()
     if row is None:
         return None
-    key = (row.uploaded_at, row.name)
+    key = (row.uploaded_at, hash(row.geojson))
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
