@@ -1,0 +1,78 @@
+"""The ``alertstation traffic`` sub-commands: import access logs into the request log."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from alertstation.commands import CommandError
+
+if TYPE_CHECKING:
+    from alertstation.context import Station
+
+EXIT_OK = 0
+
+
+def cmd_traffic_import(args: argparse.Namespace) -> int:
+    """Import each FILE (a combined or JSON access log, maybe gzipped), with a progress bar."""
+    from tqdm import tqdm
+
+    from alertstation.security.geoip.lookup import locator_for
+    from alertstation.traffic.importer import ImportResult, import_file
+
+    paths = [Path(name) for name in args.files]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise CommandError(f"no such file: {', '.join(missing)}")
+    station = args.open_station()
+    total = ImportResult()
+    try:
+        locator = locator_for(station.settings.data_dir)
+        for path in paths:
+            before = total.imported
+            with tqdm(
+                total=path.stat().st_size,
+                desc=path.name,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                file=sys.stderr,
+                disable=None,  # a bar on a terminal only
+                leave=True,
+            ) as bar:
+
+                def advance(done: int, bar: tqdm = bar) -> None:  # type: ignore[type-arg]
+                    bar.update(done - bar.n)
+
+                import_file(station.engine, path, args.format, locator, total, advance)
+            print(f"{path}: {total.imported - before} rows imported")
+    finally:
+        station.engine.dispose()
+    print(total.as_text())
+    return EXIT_OK
+
+
+def add_traffic_commands(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    open_station: Callable[[], Station],
+) -> None:
+    """Register ``traffic import [--format combined|json] FILE...`` on the top-level parsers."""
+    description = "Traffic analytics: import a reverse proxy's access logs."
+    traffic = sub.add_parser("traffic", help=description, description=description)
+    traffic_sub = traffic.add_subparsers(
+        dest="traffic_command", metavar="ACTION", parser_class=type(traffic)
+    )
+    traffic_sub.required = True
+    import_help = (
+        "Import access logs (nginx or Apache combined, or JSON lines; .gz read gzipped) into the "
+        "request log; importing a file again adds nothing."
+    )
+    importing = traffic_sub.add_parser("import", help=import_help, description=import_help)
+    importing.add_argument(
+        "--format", choices=("combined", "json"), default="combined", help="the log format"
+    )
+    importing.add_argument("files", metavar="FILE", nargs="+", help="access log files")
+    importing.set_defaults(func=cmd_traffic_import, open_station=open_station)

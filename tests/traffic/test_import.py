@@ -1,0 +1,150 @@
+"""``alertstation traffic import``: formats, gzip, idempotence, and agreement with GoAccess."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from alertstation.cli import main
+from alertstation.traffic import reports
+from alertstation.traffic.importer import parse_combined, parse_json
+from alertstation.traffic.period import Filters, Period
+from alertstation.traffic.tables import web_request_logs
+from tests.support import StationHarness as Station
+from tests.traffic import accesslog
+
+pytestmark = pytest.mark.usefixtures("clean_log")
+NGINX = (
+    '203.0.113.9 - alice [10/Oct/2026:13:55:36 -0700] "GET /alerts/7?x=1 HTTP/2.0" 200 2326 '
+    '"https://www.bing.com/search?q=nws+alert" "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) '
+    'Gecko/20100101 Firefox/121.0"'
+)
+
+
+@pytest.fixture
+def station_env(station: Station, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the command line at the test station's database, keys and data directory."""
+    settings = station.app.station.settings
+    monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("SECRET_KEY", settings.secret_key)
+    monkeypatch.setenv("AUDIT_LEDGER_KEY", settings.audit_ledger_key)
+
+
+def test_combined_and_json_lines_parse() -> None:
+    seen = parse_combined(NGINX)
+    assert seen is not None
+    assert (seen.method, seen.path, seen.status, seen.content_length) == (
+        "GET",
+        "/alerts/7",
+        200,
+        2326,
+    )
+    assert seen.ts == datetime(2026, 10, 10, 20, 55, 36, tzinfo=UTC).timestamp()
+    assert seen.client_ip == "203.0.113.9" and seen.source == "import"
+    assert seen.referrer == "https://www.bing.com/search?q=nws+alert"
+    common = parse_combined('192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "HEAD / HTTP/1.0" 304 -')
+    assert common is not None and common.content_length is None and common.user_agent is None
+    assert parse_combined("garbage") is None
+    assert parse_combined(NGINX.replace("203.0.113.9", "example.com")) is None
+    record = {
+        "time_iso8601": "2026-10-10T20:55:36+00:00",
+        "remote_addr": "2001:db8::1",
+        "request": "POST /auth/login HTTP/1.1",
+        "status": "401",
+        "body_bytes_sent": "52",
+        "request_time": "0.012",
+        "http_user_agent": "curl/8.4.0",
+    }
+    seen = parse_json(json.dumps(record))
+    assert seen is not None
+    assert (seen.method, seen.path, seen.status, seen.content_length) == (
+        "POST",
+        "/auth/login",
+        401,
+        52,
+    )
+    assert seen.response_ms == pytest.approx(12.0)
+    assert parse_json(json.dumps({**record, "time_iso8601": "yesterday"})) is None
+    assert parse_json("[1, 2]") is None
+
+
+@pytest.mark.usefixtures("station_env")
+def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
+    tmp_path: Path, engine: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = accesslog.write(tmp_path / "access.log", 400)
+    zipped = tmp_path / "access.log.1.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    first = plain.read_text().splitlines()[0]
+    with plain.open("a") as handle:
+        handle.write(first + "\n")  # the same line again: a second request, kept
+        handle.write("this is not a log line\n")
+    assert main(["traffic", "import", str(plain)]) == 0
+    out = capsys.readouterr().out
+    assert "402 lines: 401 imported" in out and "1 unreadable (first unreadable: line 402)" in out
+    assert main(["traffic", "import", str(plain), str(zipped)]) == 0
+    out = capsys.readouterr().out
+    assert "802 lines: 0 imported, 801 already present" in out
+    with engine.connect() as conn:
+        count = conn.execute(select(func.count()).select_from(web_request_logs)).scalar_one()
+        sources = set(conn.execute(select(web_request_logs.c.source).distinct()).scalars())
+    assert count == 401 and sources == {"import"}
+    assert main(["traffic", "import", str(tmp_path / "missing.log")]) != 0
+
+
+def goaccess_report(log: Path, out: Path) -> dict:
+    subprocess.run(
+        [
+            shutil.which("goaccess") or "goaccess",
+            str(log),
+            "--log-format=COMBINED",
+            "--no-query-string",
+            "--no-progress",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
+    return json.loads(out.read_text())
+
+
+@pytest.mark.skipif(shutil.which("goaccess") is None, reason="needs goaccess (install-test-deps)")
+@pytest.mark.usefixtures("station_env")
+def test_hits_status_codes_paths_and_bandwidth_agree_with_goaccess(
+    tmp_path: Path, engine: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    log = accesslog.write(tmp_path / "access.log", 3000, end)
+    theirs = goaccess_report(log, tmp_path / "goaccess.json")
+    assert main(["traffic", "import", str(log)]) == 0
+    capsys.readouterr()
+    period = Period((end - timedelta(days=31)).date(), end.date())
+    with engine.connect() as conn:
+        summary = reports.summary(conn, period, Filters())
+        where = reports.conditions(period, Filters())
+        statuses = reports.top(conn, where, [web_request_logs.c.status], ["status"], 1000)
+        paths = reports.top(conn, where, [web_request_logs.c.path], ["path"], 1000)
+    assert summary["hits"] == theirs["general"]["total_requests"] == 3000
+    assert summary["bandwidth_bytes"] == theirs["general"]["bandwidth"]
+    their_statuses = {
+        int(item["data"][:3]): item["hits"]["count"]
+        for family in theirs["status_codes"]["data"]
+        for item in family["items"]
+    }
+    assert {row["status"]: row["hits"] for row in statuses} == their_statuses
+    their_paths: Counter[str] = Counter()
+    for panel in ("requests", "static_requests", "not_found"):
+        for item in theirs[panel]["data"]:
+            their_paths[item["data"]] += item["hits"]["count"]
+    assert {row["path"]: row["hits"] for row in paths} == dict(their_paths)
