@@ -29,6 +29,7 @@ from alertstation.errors import AppError
 from alertstation.operations.cli import add_operations_commands
 from alertstation.security.bans.cli import add_bans_commands
 from alertstation.settings import Settings, SettingsError
+from alertstation.traffic.cli import add_traffic_commands
 from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
 
@@ -361,6 +362,7 @@ def build_parser() -> Parser:
     add_alerts_commands(sub)
     add_poll_commands(sub)
     add_bans_commands(sub, _open_station)
+    add_traffic_commands(sub, _open_station)
     add_operations_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
