@@ -15,6 +15,8 @@ command -v fail2ban-server >/dev/null 2>&1 || missing+=(fail2ban)
 # The clock-sensitive tests run again with the clock moved a year ahead.
 command -v faketime >/dev/null 2>&1 || missing+=(faketime)
 [ -x /usr/sbin/visudo ] || missing+=(sudo)  # visudo checks the privilege rules
+# Traffic analytics: the access-log import is checked against GoAccess's own counts.
+command -v goaccess >/dev/null 2>&1 || missing+=(goaccess)
 # MP3 and other compressed recordings reach the SAME decoder through ffmpeg.
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # The airing queue's Icecast source client is tested against a real Icecast server.
