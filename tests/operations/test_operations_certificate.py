@@ -171,6 +171,7 @@ def test_upload_stores_the_pair_and_never_shows_the_key(
     shown = ops.request("GET", "/api/settings/certificate")
     page = ops.request("GET", "/admin/settings")
     assert "station.example" in page.text
+    assert "POST /api/settings/certificate" in caplog.text  # the logs were captured
     for text in (result.text, shown.text, page.text, row.details, caplog.text):
         assert marker not in text
 

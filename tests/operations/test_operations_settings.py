@@ -63,6 +63,7 @@ def test_decoder_feed_secrets_never_leave_the_server(
     (row,) = _config_rows(station)
     assert row.target == "settings.decoder_feed" and row.username == "ops"
     assert json.loads(row.details) == {"fields": sorted(body)}
+    assert "PUT /api/settings/decoder_feed" in caplog.text  # the logs were captured
     for secret in SECRETS:
         for text in (saved.text, listing.text, page.text, row.details, caplog.text):
             assert secret not in text
