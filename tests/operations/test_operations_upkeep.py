@@ -107,6 +107,7 @@ def test_upgrade_page_shows_version_schema_history_and_steps(station: Station) -
     assert revisions[0] == info["head"] and "20261124_operations_settings" in revisions
     assert all(m["applied"] for m in info["migrations"])
     assert any("alertstation migrate" in step for step in info["steps"])
+    assert info["changelog_found"] is True and info["changelog"].startswith("## ")
     page = boss.request("GET", "/admin/operations/upgrade", headers=HTML)
     assert page.status_code == 200 and info["head"] in page.text
 

@@ -122,8 +122,9 @@ def migration_history(engine: Engine) -> tuple[str | None, str, list[Migration]]
 
 
 def changelog_path() -> Path | None:
-    """Return the CHANGELOG.md beside the source tree, None when not shipped (a wheel)."""
-    for folder in Path(__file__).resolve().parents:
+    """Return CHANGELOG.md: the package's copy (a wheel) or the source tree's; None without."""
+    package = Path(__file__).resolve().parents[1]  # alertstation/
+    for folder in (package, package.parents[1]):  # the package, then the repository root
         candidate = folder / "CHANGELOG.md"
         if candidate.is_file():
             return candidate
