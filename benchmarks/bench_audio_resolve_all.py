@@ -113,5 +113,5 @@ def test_resolve_all_ours(benchmark: Any, database: tuple[Engine, int]) -> None:
 def test_resolve_all_peer(benchmark: Any, database: tuple[Engine, int]) -> None:
     engine, count = database
     _label(benchmark, engine, "peer", count)
-    resolved = benchmark.pedantic(peer, args=(engine,), setup=lambda: reopen(engine), rounds=3)
+    resolved = benchmark.pedantic(peer, args=(engine,), setup=lambda: reopen(engine), rounds=1)
     assert resolved == count

@@ -65,9 +65,41 @@ def upgrade() -> None:
     )
     op.create_index("ix_audio_alerts_resolved_at", "audio_alerts", ["resolved_at"])
     op.create_index("ix_audio_alerts_source_id", "audio_alerts", ["source_id"])
+    op.create_table(
+        "received_eas_messages",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("source_id", sa.Integer(), nullable=True),
+        sa.Column("header", sa.String(300), nullable=False),
+        sa.Column("message_key", sa.String(300), nullable=False),
+        sa.Column("event_code", sa.String(3), nullable=False),
+        sa.Column("received_at", UTCDateTime(), nullable=False),
+        sa.Column("expires_at", UTCDateTime(), nullable=False),
+        sa.Column("bursts", sa.Integer(), nullable=False),
+        sa.Column("duplicate", sa.Boolean(), server_default=sa.false(), nullable=False),
+        sa.Column("audio_path", sa.String(255), nullable=True),
+        sa.Column("audio_seconds", sa.Float(), nullable=True),
+        sa.Column("relay", sa.String(500), nullable=True),
+        sa.Column("relay_message_id", sa.Integer(), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["source_id"],
+            ["audio_sources.id"],
+            name=op.f("fk_received_eas_messages_source_id_audio_sources"),
+            ondelete="SET NULL",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_received_eas_messages")),
+    )
+    op.create_index(
+        "ix_received_eas_messages_message_key", "received_eas_messages", ["message_key"]
+    )
+    op.create_index(
+        "ix_received_eas_messages_received_at", "received_eas_messages", ["received_at"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_received_eas_messages_received_at", table_name="received_eas_messages")
+    op.drop_index("ix_received_eas_messages_message_key", table_name="received_eas_messages")
+    op.drop_table("received_eas_messages")
     op.drop_index("ix_audio_alerts_source_id", table_name="audio_alerts")
     op.drop_index("ix_audio_alerts_resolved_at", table_name="audio_alerts")
     op.drop_table("audio_alerts")

@@ -21,8 +21,10 @@ from sqlalchemy import func, select
 
 from alertstation.audio import alerts
 from alertstation.audio.monitor import AudioMonitor, IcySplitter, MonitorSettings, backoff_delay
+from alertstation.audio.same_monitor import SameMonitor
 from alertstation.audio.tables import audio_alerts, audio_sources
 from alertstation.audit.tables import audit_logs
+from alertstation.eas.audio import render_message
 from tests.audio.stream_server import METAINT, StreamServer, running_stream_server
 from tests.support import SignedIn, StationHarness
 
@@ -66,7 +68,8 @@ def wait_for(check: Callable[[], Any], what: str, deadline: float = DEADLINE) ->
 @contextmanager
 def monitoring(station: StationHarness) -> Iterator[AudioMonitor]:
     stop = threading.Event()
-    monitor = AudioMonitor(station.app.station, stop, FAST)
+    same = SameMonitor(station.app.station, FAST.sample_rate)
+    monitor = AudioMonitor(station.app.station, stop, FAST, listeners=[same])
     thread = threading.Thread(target=monitor.run, daemon=True)
     thread.start()
     try:
@@ -161,6 +164,23 @@ def test_a_stream_runs_reports_levels_and_title_and_opens_and_ends_silence(
     assert PASSWORD not in audit
     assert PASSWORD not in caplog.text
     assert PASSWORD not in listed.text and PASSWORD not in str(shown)
+
+
+def test_a_header_on_a_stream_reaches_the_received_list(audio_station: StationHarness) -> None:
+    header = "ZCZC-WXR-SVR-039173+0030-3281720-KXYZ/NWS-"
+    message = render_message(header, sample_rate=RATE, attention_seconds=8.0)
+    pcm = np.concatenate([np.zeros(2 * RATE, np.int16), message, np.zeros(30 * RATE, np.int16)])
+    ops = operator(audio_station)
+    with running_stream_server(pcm, RATE, speed=4.0) as server:
+        server.serve("/live", "stream")
+        add_stream(ops, server, PASSWORD)
+        with monitoring(audio_station):
+
+            def heard() -> list[dict[str, Any]]:
+                return ops.request("GET", "/api/eas/received").json["items"]
+
+            items = wait_for(heard, "the header in /api/eas/received")
+    assert items[0]["header"] == header and items[0]["bursts"] >= 2
 
 
 def test_a_wrong_password_is_fatal_without_a_restart_loop_until_restarted(

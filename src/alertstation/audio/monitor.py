@@ -43,6 +43,7 @@ from sqlalchemy import select as sql_select
 from alertstation.audio import alerts
 from alertstation.audio.levels import LevelMeter, Levels
 from alertstation.audio.preflight import describe_status, headers_for, resolve_stream
+from alertstation.audio.same_monitor import SameMonitor
 from alertstation.audio.sources import SourceConfig, receiver_format, set_status
 from alertstation.audio.tables import ERROR_WIDTH, TITLE_WIDTH, audio_sources
 from alertstation.context import Station
@@ -533,8 +534,14 @@ class AudioMonitor:
 def start_monitor(
     station: Station, stop: threading.Event, settings: MonitorSettings | None = None
 ) -> threading.Thread:
-    """Start the audio monitor in a daemon thread (the worker does this once it leads)."""
-    monitor = AudioMonitor(station, stop, settings)
+    """Start the audio monitor, with the SAME monitor listening, in a daemon thread.
+
+    The worker does this once it leads.
+    """
+    settings = settings or MonitorSettings()
+    monitor = AudioMonitor(
+        station, stop, settings, listeners=[SameMonitor(station, settings.sample_rate)]
+    )
     thread = threading.Thread(target=monitor.run, name="audio-monitor", daemon=True)
     thread.start()
     return thread

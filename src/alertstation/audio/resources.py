@@ -12,9 +12,11 @@ import os
 from typing import Any
 
 import falcon
+from sqlalchemy import func, select
 
 from alertstation.audio import alerts
 from alertstation.audio.preflight import preflight
+from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.sources import (
     SourceConfig,
     SourceError,
@@ -31,6 +33,7 @@ from alertstation.audio.sources import (
     source_as_dict,
     update_source,
 )
+from alertstation.audio.tables import received_eas_messages
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.context import Station
@@ -323,3 +326,71 @@ class ResolveAll:
                 details={"fields": ["resolved_at"], "change": "resolved_all", "count": count},
             )
         resp.media = {"resolved": count}
+
+
+# --- received EAS messages --------------------------------------------------------------------
+
+
+def received_as_dict(row: Any) -> dict[str, Any]:
+    """Return the JSON form of a received message."""
+    return {
+        "id": row.id,
+        "source_id": row.source_id,
+        "header": row.header,
+        "event_code": row.event_code,
+        "received_at": row.received_at.isoformat(),
+        "bursts": row.bursts,
+        "duplicate": bool(row.duplicate),
+        "audio_seconds": row.audio_seconds,
+        "audio_url": f"/api/eas/received/{row.id}/audio" if row.audio_path else None,
+        "relay": row.relay,
+        "relay_message_id": row.relay_message_id,
+    }
+
+
+class ReceivedCollection:
+    """GET /api/eas/received?limit=&offset=: received SAME messages, newest first."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        limit = req.get_param_as_int("limit", min_value=1, max_value=500) or 50
+        offset = req.get_param_as_int("offset", min_value=0) or 0
+        c = received_eas_messages.c
+        with self._station.engine.connect() as conn:
+            total = conn.execute(select(func.count()).select_from(received_eas_messages))
+            rows = conn.execute(
+                select(received_eas_messages)
+                .order_by(c.received_at.desc(), c.id.desc())
+                .limit(limit)
+                .offset(offset)
+            ).all()
+            count = int(total.scalar_one())
+        resp.media = {
+            "items": [received_as_dict(row) for row in rows],
+            "total": count,
+            "limit": limit,
+            "offset": offset,
+        }
+
+
+class ReceivedAudio:
+    """GET /api/eas/received/{id}/audio: the recorded message audio (WAV)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        c = received_eas_messages.c
+        with self._station.engine.connect() as conn:
+            row = conn.execute(select(c.audio_path).where(c.id == message_id)).first()
+        if row is None or not row.audio_path:
+            raise NotFound(f"No recorded audio for received message {message_id}.")
+        try:
+            path = received_audio(self._station.settings.data_dir, row.audio_path)
+            data = path.read_bytes()
+        except (OSError, ValueError):
+            raise NotFound(f"The audio of received message {message_id} is missing.") from None
+        resp.content_type = "audio/wav"
+        resp.data = data

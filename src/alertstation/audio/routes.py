@@ -51,31 +51,53 @@ def routes(station: Station) -> list[Route]:
             summary="Resolve an audio alert",
         ),
     ]
-    return alert_routes + [
-        Route("GET", SOURCES, sources, need, summary="Audio sources and their live state"),
-        Route("POST", SOURCES, sources, need, summary="Add an audio source (runs the preflight)"),
-        Route(
-            "POST",
-            SOURCES + "/test-stream",
-            r.TestStream(station, client),
-            need,
-            summary="Connect to a stream and report the real HTTP status",
-        ),
-        Route("GET", SOURCES + ONE, source, need, summary="One audio source"),
-        Route("PUT", SOURCES + ONE, source, need, summary="Change an audio source"),
-        Route("DELETE", SOURCES + ONE, source, need, summary="Remove an audio source"),
-        Route("POST", SOURCES + ONE + "/restart", restart, need, summary="Restart a source"),
-        Route("GET", RECEIVERS, receivers, need, summary="Radio receivers"),
-        Route("POST", RECEIVERS, receivers, need, summary="Add a radio receiver"),
-        Route("GET", RECEIVERS + ONE, receiver, need, summary="One radio receiver"),
-        Route("PUT", RECEIVERS + ONE, receiver, need, summary="Change a radio receiver"),
-        Route("DELETE", RECEIVERS + ONE, receiver, need, summary="Remove a radio receiver"),
-        Route("POST", RECEIVERS + ONE + "/restart", receiver_restart, need, summary="Restart"),
+    received = [
         Route(
             "GET",
-            RECEIVERS + ONE + "/diagnostics",
-            r.ReceiverDiagnostics(station),
-            need,
-            summary="Why a receiver runs or does not",
+            "/api/eas/received",
+            r.ReceivedCollection(station),
+            VIEW_CONFIG,
+            summary="SAME messages the monitor heard",
+        ),
+        Route(
+            "GET",
+            "/api/eas/received/{message_id:int}/audio",
+            r.ReceivedAudio(station),
+            VIEW_CONFIG,
+            summary="The recorded audio of a received message",
         ),
     ]
+    return (
+        alert_routes
+        + received
+        + [
+            Route("GET", SOURCES, sources, need, summary="Audio sources and their live state"),
+            Route(
+                "POST", SOURCES, sources, need, summary="Add an audio source (runs the preflight)"
+            ),
+            Route(
+                "POST",
+                SOURCES + "/test-stream",
+                r.TestStream(station, client),
+                need,
+                summary="Connect to a stream and report the real HTTP status",
+            ),
+            Route("GET", SOURCES + ONE, source, need, summary="One audio source"),
+            Route("PUT", SOURCES + ONE, source, need, summary="Change an audio source"),
+            Route("DELETE", SOURCES + ONE, source, need, summary="Remove an audio source"),
+            Route("POST", SOURCES + ONE + "/restart", restart, need, summary="Restart a source"),
+            Route("GET", RECEIVERS, receivers, need, summary="Radio receivers"),
+            Route("POST", RECEIVERS, receivers, need, summary="Add a radio receiver"),
+            Route("GET", RECEIVERS + ONE, receiver, need, summary="One radio receiver"),
+            Route("PUT", RECEIVERS + ONE, receiver, need, summary="Change a radio receiver"),
+            Route("DELETE", RECEIVERS + ONE, receiver, need, summary="Remove a radio receiver"),
+            Route("POST", RECEIVERS + ONE + "/restart", receiver_restart, need, summary="Restart"),
+            Route(
+                "GET",
+                RECEIVERS + ONE + "/diagnostics",
+                r.ReceiverDiagnostics(station),
+                need,
+                summary="Why a receiver runs or does not",
+            ),
+        ]
+    )

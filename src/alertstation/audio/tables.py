@@ -31,6 +31,7 @@ URL_WIDTH = 2048
 SECRET_WIDTH = 1024
 ERROR_WIDTH = 500
 TITLE_WIDTH = 255
+HEADER_WIDTH = 300
 
 audio_sources = Table(
     "audio_sources",
@@ -79,4 +80,30 @@ audio_alerts = Table(
     Index("ix_audio_alerts_source_id", "source_id"),
 )
 
-__all__ = ["audio_alerts", "audio_sources", "metadata"]
+# Every valid SAME header the monitor heard (two or three identical bursts), with the message
+# audio from the end of the header to the EOM (at most two minutes) in ``audio_path`` (a WAV
+# under ``<data dir>/received``). ``duplicate`` marks the same header heard again, from any
+# source, within its purge time: stored, never relayed. ``relay`` says what relaying did.
+received_eas_messages = Table(
+    "received_eas_messages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "source_id", Integer, ForeignKey("audio_sources.id", ondelete="SET NULL"), nullable=True
+    ),
+    Column("header", String(HEADER_WIDTH), nullable=False),
+    Column("message_key", String(HEADER_WIDTH), nullable=False),
+    Column("event_code", String(3), nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("bursts", Integer, nullable=False),
+    Column("duplicate", Boolean, nullable=False, server_default=false()),
+    Column("audio_path", String(255), nullable=True),
+    Column("audio_seconds", Float, nullable=True),
+    Column("relay", String(ERROR_WIDTH), nullable=True),
+    Column("relay_message_id", Integer, nullable=True),
+    Index("ix_received_eas_messages_message_key", "message_key"),
+    Index("ix_received_eas_messages_received_at", "received_at"),
+)
+
+__all__ = ["audio_alerts", "audio_sources", "metadata", "received_eas_messages"]

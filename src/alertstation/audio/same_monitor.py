@@ -1,0 +1,289 @@
+"""The SAME monitor: every source's PCM through the streaming decoder; store, record and relay.
+
+A listener of the audio monitor (:class:`SameMonitor` is called with each PCM chunk of each
+source). Each source has its own :class:`~alertstation.eas.decode.SameStreamDecoder`, which
+applies the validity rule (two identical bursts, a parseable header; nothing repaired). For each
+valid header:
+
+* a ``received_eas_messages`` row is stored at once (source, header, received_at, bursts);
+* ``duplicate`` is set when the same message (the header without its station id) was heard,
+  from any source, within its purge time;
+* the audio after the header bursts is recorded until the EOM (at most two minutes) into
+  ``<data dir>/received/<id>.wav``;
+* then, when the source relays, the message is not a duplicate, not an excluded test, and its
+  location codes fall in the station's area, it airs as an EAS station relays: the station's own
+  header (same event, codes, purge and issue time, its own station id), the attention signal,
+  the received audio, EOM, through the airing queue; audited ``eas.broadcast`` by ``relay``.
+
+A received EOM alone never airs; it ends the recording.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from sqlalchemy import insert, select, update
+
+from alertstation.alerts.matching import GeocodeMatcher
+from alertstation.alerts.service import get_alert_settings
+from alertstation.audio.tables import audio_sources, received_eas_messages
+from alertstation.audit.actor import Actor
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.eas import archive
+from alertstation.eas.airing import onair
+from alertstation.eas.audio import render_message, write_wav
+from alertstation.eas.decode import Decoded, SameStreamDecoder
+from alertstation.eas.forward.config import get_forward_settings
+from alertstation.same import SameHeader
+
+log = logging.getLogger("alertstation.audio.same")
+
+RECEIVED_DIR: Final[str] = "received"
+MAX_AUDIO_SECONDS: Final[float] = 120.0
+#: Samples kept per source so a recording can start where the header ended (decoding lags).
+LOOKBACK_SECONDS: Final[float] = 30.0
+#: Events never relayed automatically: the weekly test airs on the station's own schedule.
+DEFAULT_EXCLUDED_EVENTS: Final[frozenset[str]] = frozenset({"RWT"})
+RELAY_ACTOR: Final[str] = "relay"
+_R = received_eas_messages.c
+
+
+def message_key(header: SameHeader) -> str:
+    """Return what makes two headers the same message: everything but the station id."""
+    locations = "-".join(header.locations)
+    return f"ZCZC-{header.org}-{header.event}-{locations}+{header.purge_code}-{header.issued_code}"
+
+
+@dataclass
+class _Recording:
+    message_id: int
+    header: SameHeader
+    start: int  # first sample to keep
+    sample_rate: int
+    pieces: list[np.ndarray] = field(default_factory=list)
+    kept: int = 0
+
+    @property
+    def limit(self) -> int:
+        return round(MAX_AUDIO_SECONDS * self.sample_rate)
+
+    def add(self, samples: np.ndarray, first: int) -> None:
+        skip = max(0, self.start - first)
+        piece = samples[skip : skip + self.limit - self.kept]
+        if piece.size:
+            self.pieces.append(piece.copy())
+            self.kept += int(piece.size)
+
+    def cut(self, end_sample: int) -> None:
+        """Drop what was kept from ``end_sample`` on (the EOM and after)."""
+        self.kept = max(0, min(self.kept, end_sample - self.start))
+        audio = self.audio()[: self.kept]
+        self.pieces = [audio]
+
+    def audio(self) -> np.ndarray:
+        if not self.pieces:
+            return np.zeros(0, dtype=np.int16)
+        return np.concatenate(self.pieces)
+
+    @property
+    def full(self) -> bool:
+        return self.kept >= self.limit
+
+
+class _SourceState:
+    def __init__(self, sample_rate: int) -> None:
+        self.decoder = SameStreamDecoder(sample_rate)
+        self.recent: deque[tuple[int, np.ndarray]] = deque()
+        self.recording: _Recording | None = None
+
+
+class SameMonitor:
+    """Decode SAME from every source's PCM (an audio-monitor listener)."""
+
+    def __init__(
+        self,
+        station: Station,
+        sample_rate: int,
+        *,
+        excluded_events: frozenset[str] = DEFAULT_EXCLUDED_EVENTS,
+    ) -> None:
+        self.station = station
+        self.sample_rate = sample_rate
+        self.excluded_events = excluded_events
+        self._sources: dict[int, _SourceState] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, source_id: int, samples: np.ndarray, first: int) -> None:
+        state = self._sources.get(source_id)
+        if state is None or first == 0:
+            if state is not None and state.recording is not None:
+                self._finish(source_id, state.recording)
+            state = self._sources[source_id] = _SourceState(self.sample_rate)
+        self._remember(state, samples, first)
+        if state.recording is not None:
+            state.recording.add(samples, first)
+        for item in state.decoder.feed(samples):
+            self._decoded(source_id, state, item)
+        if state.recording is not None and state.recording.full:
+            recording, state.recording = state.recording, None
+            self._finish(source_id, recording)
+
+    def _remember(self, state: _SourceState, samples: np.ndarray, first: int) -> None:
+        state.recent.append((first, samples.copy()))
+        keep_from = first + samples.size - round(LOOKBACK_SECONDS * self.sample_rate)
+        while state.recent and state.recent[0][0] + state.recent[0][1].size < keep_from:
+            state.recent.popleft()
+
+    def _decoded(self, source_id: int, state: _SourceState, item: Decoded) -> None:
+        if item.kind == "eom":
+            if state.recording is not None:
+                recording, state.recording = state.recording, None
+                recording.cut(item.start_sample)
+                self._finish(source_id, recording)
+            return
+        if state.recording is not None:  # a new header before the EOM: close the last one
+            recording, state.recording = state.recording, None
+            self._finish(source_id, recording)
+        header = SameHeader.parse(item.text)
+        message_id = self.store(source_id, header, item.bursts)
+        recording = _Recording(message_id, header, item.end_sample, self.sample_rate)
+        for first, samples in state.recent:
+            recording.add(samples, first)
+        state.recording = recording
+
+    # --- storage ------------------------------------------------------------------------------
+
+    def store(self, source_id: int, header: SameHeader, bursts: int) -> int:
+        """Store a received header; mark it duplicate when heard within its purge time."""
+        now = self.station.clock()
+        key = message_key(header)
+        with self._lock, begin_write(self.station.engine) as conn:
+            earlier = conn.execute(
+                select(_R.id).where(
+                    _R.message_key == key, _R.duplicate.is_(False), _R.expires_at > now
+                )
+            ).first()
+            values = {
+                "source_id": source_id,
+                "header": header.encode(),
+                "message_key": key,
+                "event_code": header.event,
+                "received_at": now,
+                "expires_at": now + max(header.purge, timedelta(minutes=15)),
+                "bursts": bursts,
+                "duplicate": earlier is not None,
+            }
+            if earlier is not None:
+                values["relay"] = f"not relayed: duplicate of received message {earlier.id}"
+            row_id = conn.execute(insert(received_eas_messages).values(**values))
+            message_id = int(row_id.inserted_primary_key[0])
+        log.warning(
+            "SAME header received from source %s (%s bursts%s): %s",
+            source_id,
+            bursts,
+            ", duplicate" if earlier is not None else "",
+            header.encode(),
+        )
+        return message_id
+
+    def _finish(self, source_id: int, recording: _Recording) -> None:
+        audio = recording.audio()
+        folder = self.station.settings.data_dir / RECEIVED_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{recording.message_id}.wav"
+        write_wav(folder / name, audio, self.sample_rate)
+        with begin_write(self.station.engine) as conn:
+            conn.execute(
+                update(received_eas_messages)
+                .where(_R.id == recording.message_id)
+                .values(audio_path=name, audio_seconds=audio.size / self.sample_rate)
+            )
+        try:
+            self.relay(source_id, recording.message_id, recording.header, audio)
+        except Exception:  # noqa: BLE001 - a relay failure must not stop monitoring
+            log.exception("relay of received message %s failed", recording.message_id)
+            self._note(recording.message_id, "relay failed; see the log")
+
+    # --- relay --------------------------------------------------------------------------------
+
+    def relay_refusal(self, source_id: int, message_id: int, header: SameHeader) -> str | None:
+        """Return why a received message must not air, or None when it relays."""
+        with self.station.engine.connect() as conn:
+            row = conn.execute(select(_R.duplicate).where(_R.id == message_id)).first()
+            source = conn.execute(
+                select(audio_sources.c.relay_enabled).where(audio_sources.c.id == source_id)
+            ).first()
+            zone_codes = get_alert_settings(conn).zone_codes
+        if row is None or row.duplicate:
+            return "duplicate"
+        if source is None or not source.relay_enabled:
+            return "relay is off for this source"
+        if header.event in self.excluded_events:
+            return f"event {header.event} is excluded from relay"
+        try:
+            in_area = GeocodeMatcher(zone_codes).matches(header.locations)
+        except ValueError:
+            in_area = False
+        if not in_area:
+            return "no location code in the station's area"
+        return None
+
+    def relay(self, source_id: int, message_id: int, header: SameHeader, audio: Any) -> None:
+        """Air a received message with the station's own header, when it may relay."""
+        reason = self.relay_refusal(source_id, message_id, header)
+        if reason is not None:
+            self._note(message_id, f"not relayed: {reason}", only_if_empty=True)
+            return
+        station = self.station
+        with station.engine.connect() as conn:
+            forward = get_forward_settings(conn)
+        own = replace(header, station=forward.station_id)
+        samples = render_message(
+            own,
+            sample_rate=self.sample_rate,
+            attention_seconds=forward.attention_seconds,
+            voice=audio if getattr(audio, "size", 0) else None,
+            attention="nwr" if forward.nwr_tone else "eas",
+        )
+        message = archive.AiredMessage(own.encode(), samples, self.sample_rate)
+        row = onair.air_message(station, message, aired_by=RELAY_ACTOR, origin="forward")
+        aired_id = int(row["id"])
+        with begin_write(station.engine) as conn:
+            conn.execute(
+                update(received_eas_messages)
+                .where(_R.id == message_id)
+                .values(relay=f"relayed as {own.encode()}", relay_message_id=aired_id)
+            )
+        archive.audit_broadcast(
+            station,
+            Actor.system(RELAY_ACTOR),
+            f"received_eas_message:{message_id}",
+            {
+                "header": own.encode(),
+                "received_header": header.encode(),
+                "message_id": aired_id,
+                "source_id": source_id,
+            },
+        )
+
+    def _note(self, message_id: int, note: str, *, only_if_empty: bool = False) -> None:
+        query = update(received_eas_messages).where(_R.id == message_id)
+        if only_if_empty:
+            query = query.where(_R.relay.is_(None))
+        with begin_write(self.station.engine) as conn:
+            conn.execute(query.values(relay=note[:500]))
+
+
+def received_audio(data_dir: Path, name: str) -> Path:
+    """Return the path of a received message's WAV (a bare file name; no traversal)."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError("bad received audio name")
+    return data_dir / RECEIVED_DIR / name
