@@ -29,6 +29,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Auto-forward", "/eas/forward", "system.view_config", "Station"),
     ("Zones", "/admin/zones", "system.view_config", "Station"),
     ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
+    ("Boundary", "/admin/boundary", "system.configure", "Station"),
     ("Environment", "/admin/environment", "system.view_config", "Station"),
     ("Logs", "/logs", "system.view_config", "Station"),
     ("Status", "/status", None, None),
