@@ -95,8 +95,18 @@ def upgrade() -> None:
         "ix_received_eas_messages_received_at", "received_eas_messages", ["received_at"]
     )
 
+    op.create_table(
+        "audio_settings",
+        sa.Column("id", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("data", sa.Text(), nullable=False),
+        sa.Column("updated_by", sa.String(64), nullable=True),
+        sa.Column("updated_at", UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_audio_settings")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("audio_settings")
     op.drop_index("ix_received_eas_messages_received_at", table_name="received_eas_messages")
     op.drop_index("ix_received_eas_messages_message_key", table_name="received_eas_messages")
     op.drop_table("received_eas_messages")

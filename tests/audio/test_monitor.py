@@ -22,8 +22,10 @@ from sqlalchemy import func, select
 from alertstation.audio import alerts
 from alertstation.audio.monitor import AudioMonitor, IcySplitter, MonitorSettings, backoff_delay
 from alertstation.audio.same_monitor import SameMonitor
+from alertstation.audio.settings import save_audio_settings
 from alertstation.audio.tables import audio_alerts, audio_sources
 from alertstation.audit.tables import audit_logs
+from alertstation.db.engine import begin_write
 from alertstation.eas.audio import render_message
 from tests.audio.stream_server import METAINT, StreamServer, running_stream_server
 from tests.support import SignedIn, StationHarness
@@ -67,6 +69,16 @@ def wait_for(check: Callable[[], Any], what: str, deadline: float = DEADLINE) ->
 
 @contextmanager
 def monitoring(station: StationHarness) -> Iterator[AudioMonitor]:
+    with begin_write(station.engine) as conn:  # the thresholds the monitor reads
+        save_audio_settings(
+            conn,
+            {
+                "silence_seconds": FAST.silence_seconds,
+                "silence_threshold_dbfs": FAST.silence_threshold_dbfs,
+            },
+            by="test",
+            now=station.clock(),
+        )
     stop = threading.Event()
     same = SameMonitor(station.app.station, FAST.sample_rate)
     monitor = AudioMonitor(station.app.station, stop, FAST, listeners=[same])

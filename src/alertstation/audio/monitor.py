@@ -33,7 +33,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from alertstation.audio import alerts
 from alertstation.audio.levels import LevelMeter, Levels
 from alertstation.audio.preflight import describe_status, headers_for, resolve_stream
 from alertstation.audio.same_monitor import SameMonitor
+from alertstation.audio.settings import get_audio_settings
 from alertstation.audio.sources import SourceConfig, receiver_format, set_status
 from alertstation.audio.tables import ERROR_WIDTH, TITLE_WIDTH, audio_sources
 from alertstation.context import Station
@@ -258,6 +259,7 @@ class SourceRunner:
     def _session(self, row: Row[Any]) -> bool:
         """Listen until the input ends or fails; return whether any audio was heard."""
         config = SourceConfig.from_row(row)
+        self._apply_saved_settings()
         rate = self.settings.sample_rate
         output = ["-vn", "-ac", "1", "-ar", str(rate), "-f", "s16le", "pipe:1"]
         ffmpeg = [self.settings.ffmpeg, "-hide_banner", "-nostats", "-loglevel", "error"]
@@ -291,6 +293,19 @@ class SourceRunner:
             if failures:
                 raise failures[0]
             return heard
+
+    def _apply_saved_settings(self) -> None:
+        """Take the decoder-monitor thresholds saved on the settings page (not the rate)."""
+        with self.station.engine.connect() as conn:
+            saved = get_audio_settings(conn)
+        self.settings = replace(
+            self.settings,
+            silence_threshold_dbfs=saved.silence_threshold_dbfs,
+            silence_seconds=saved.silence_seconds,
+            silence_hysteresis_db=saved.silence_hysteresis_db,
+            clipping_samples=saved.clipping_samples,
+            source_down_after=saved.source_down_after_seconds,
+        )
 
     def _open_stream(self, config: SourceConfig, stack: contextlib.ExitStack) -> Any:
         try:
@@ -538,7 +553,9 @@ def start_monitor(
 
     The worker does this once it leads.
     """
-    settings = settings or MonitorSettings()
+    if settings is None:
+        with station.engine.connect() as conn:
+            settings = MonitorSettings(sample_rate=get_audio_settings(conn).sample_rate)
     monitor = AudioMonitor(
         station, stop, settings, listeners=[SameMonitor(station, settings.sample_rate)]
     )

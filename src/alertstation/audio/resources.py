@@ -17,6 +17,11 @@ from sqlalchemy import func, select
 from alertstation.audio import alerts
 from alertstation.audio.preflight import preflight
 from alertstation.audio.same_monitor import received_audio
+from alertstation.audio.settings import (
+    AudioSettingsError,
+    get_audio_settings,
+    save_audio_settings,
+)
 from alertstation.audio.sources import (
     SourceConfig,
     SourceError,
@@ -394,3 +399,38 @@ class ReceivedAudio:
             raise NotFound(f"The audio of received message {message_id} is missing.") from None
         resp.content_type = "audio/wav"
         resp.data = data
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+class SettingsResource:
+    """GET /api/audio/settings; PUT changes any fields (``config.updated``, names only)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = get_audio_settings(conn).as_dict()
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        body = json_object(req)
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            try:
+                saved, changed = save_audio_settings(
+                    conn, body, by=actor.username, now=station.clock()
+                )
+            except AudioSettingsError as ex:
+                raise Invalid(str(ex), field=ex.field) from None
+            if changed:
+                station.ledger.record_or_refuse(
+                    conn,
+                    actor,
+                    CONFIG_UPDATED,
+                    target="audio_settings",
+                    details={"fields": changed},
+                )
+        resp.media = {**saved.as_dict(), "changed": changed}

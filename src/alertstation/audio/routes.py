@@ -67,6 +67,11 @@ def routes(station: Station) -> list[Route]:
             summary="The recorded audio of a received message",
         ),
     ]
+    settings = r.SettingsResource(station)
+    received += [
+        Route("GET", "/api/audio/settings", settings, VIEW_CONFIG, summary="Audio settings"),
+        Route("PUT", "/api/audio/settings", settings, CONFIGURE, summary="Change audio settings"),
+    ]
     return (
         alert_routes
         + received

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -33,6 +34,7 @@ from sqlalchemy import insert, select, update
 
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.service import get_alert_settings
+from alertstation.audio.settings import get_audio_settings
 from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
@@ -53,6 +55,8 @@ LOOKBACK_SECONDS: Final[float] = 30.0
 #: Events never relayed automatically: the weekly test airs on the station's own schedule.
 DEFAULT_EXCLUDED_EVENTS: Final[frozenset[str]] = frozenset({"RWT"})
 RELAY_ACTOR: Final[str] = "relay"
+#: How long the EAS-monitor settings are cached between reads.
+SETTINGS_SECONDS: Final[float] = 5.0
 _R = received_eas_messages.c
 
 
@@ -114,14 +118,31 @@ class SameMonitor:
         sample_rate: int,
         *,
         excluded_events: frozenset[str] = DEFAULT_EXCLUDED_EVENTS,
+        use_saved_settings: bool = True,
     ) -> None:
         self.station = station
         self.sample_rate = sample_rate
         self.excluded_events = excluded_events
         self._sources: dict[int, _SourceState] = {}
         self._lock = threading.Lock()
+        self._enabled = True
+        self._settings_until = 0.0 if use_saved_settings else float("inf")
+
+    def enabled(self) -> bool:
+        """Tell whether the EAS monitor is on (the saved setting, read every few seconds)."""
+        now = time.monotonic()
+        if now >= self._settings_until:
+            with self.station.engine.connect() as conn:
+                saved = get_audio_settings(conn)
+            self._enabled = saved.eas_monitor_enabled
+            self.excluded_events = frozenset(saved.relay_excluded_events)
+            self._settings_until = now + SETTINGS_SECONDS
+        return self._enabled
 
     def __call__(self, source_id: int, samples: np.ndarray, first: int) -> None:
+        if not self.enabled():
+            self._sources.pop(source_id, None)
+            return
         state = self._sources.get(source_id)
         if state is None or first == 0:
             if state is not None and state.recording is not None:

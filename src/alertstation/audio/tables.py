@@ -106,4 +106,20 @@ received_eas_messages = Table(
     Index("ix_received_eas_messages_received_at", "received_at"),
 )
 
-__all__ = ["audio_alerts", "audio_sources", "metadata", "received_eas_messages"]
+# The audio monitoring settings: one row (id 1) of JSON (see ``alertstation.audio.settings``).
+audio_settings = Table(
+    "audio_settings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("data", Text, nullable=False),
+    Column("updated_by", String(64), nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+__all__ = [
+    "audio_alerts",
+    "audio_settings",
+    "audio_sources",
+    "metadata",
+    "received_eas_messages",
+]
