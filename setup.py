@@ -65,7 +65,11 @@ class BuildWithChangelog(build_py):
     def run(self) -> None:
         super().run()
         if not self.dry_run:
-            self.copy_file(str(ROOT / "CHANGELOG.md"), str(Path(self.build_lib) / "alertstation"))
+            # An editable build's build_lib holds no package folder: make it, and name the file,
+            # or the copy would become a file called "alertstation".
+            target = Path(self.build_lib) / "alertstation"
+            self.mkpath(str(target))
+            self.copy_file(str(ROOT / "CHANGELOG.md"), str(target / "CHANGELOG.md"))
 
 
 WEB = data_packages("alertstation.web", "web")
