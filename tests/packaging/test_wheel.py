@@ -50,6 +50,8 @@ def test_wheel_contains_compiled_modules_that_import(tmp_path: Path) -> None:
         )
     assert any(n.startswith("alertstation/migrations/versions/2") for n in names)
     assert "alertstation/web/templates/base.html" in names
+    assert "alertstation/guides/eas-manual.md" in names  # the guides /docs serves
+    assert "alertstation/CHANGELOG.md" in names  # quoted by /repo-stats
     assert "alertstation/web/static/css/app.css" in names
 
     unpacked = tmp_path / "site"
