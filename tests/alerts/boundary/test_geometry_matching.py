@@ -7,6 +7,7 @@ so only geometry can match it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,27 @@ def test_uploading_and_clearing_the_boundary_re_evaluates_stored_alerts(
         assert flags(conn) == [(False, False, False, False)]
         assert remove_boundary(conn) is None
         assert recalculate_intersections(conn).geometry_matches == 0
+
+
+def test_the_alert_page_shows_why_it_matched(station: StationHarness, engine: Engine) -> None:
+    configure(engine, station, boundary=TOUCHING, match_polygons=False)
+    (result,) = ingest(station)
+    station.add_user("ops", "operator")
+    ops = station.sign_in("ops")
+
+    def reason() -> str:
+        html = ops.request("GET", f"/alerts/{result.alert_id}").text
+        found = re.search(r'<dd id="alert-match">(.*?)</dd>', html, re.S)
+        assert found is not None
+        return " ".join(found.group(1).split())
+
+    assert reason() == (
+        "out of area (a drawn area touches the station boundary, but geometry-only matches "
+        "count only when polygon matching is on)"
+    )
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, match_polygons=True)
+    assert reason() == "in area (by geometry: a drawn area touches the station boundary)"
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, zone_codes=["040109"])
+    assert reason() == "in area (by code and by geometry)"
