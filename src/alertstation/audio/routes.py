@@ -1,5 +1,6 @@
 """Routes of the audio package: sources, radio receivers and the stream test."""
 
+from alertstation.audio import pages
 from alertstation.audio import resources as r
 from alertstation.context import Station
 from alertstation.http.outbound import OutboundClient
@@ -69,6 +70,17 @@ def routes(station: Station) -> list[Route]:
     ]
     settings = r.SettingsResource(station)
     received += [
+        Route("GET", "/audio", pages.SourcesPage(station), need, summary="Audio sources page"),
+        Route(
+            "GET", "/audio/alerts", pages.AlertsPage(station), VIEW_CONFIG, summary="Audio alerts"
+        ),
+        Route(
+            "GET",
+            "/eas/received",
+            pages.ReceivedPage(station),
+            VIEW_CONFIG,
+            summary="Received SAME messages",
+        ),
         Route("GET", "/api/audio/settings", settings, VIEW_CONFIG, summary="Audio settings"),
         Route("PUT", "/api/audio/settings", settings, CONFIGURE, summary="Change audio settings"),
     ]

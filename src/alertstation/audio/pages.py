@@ -1,0 +1,76 @@
+"""Pages of the audio package: source cards, audio alerts and received SAME messages.
+
+The pages render what the API answers (no secret ever reaches a template) and
+``web/static/js/audio.js`` keeps them live: the source cards poll ``/api/audio/sources``.
+"""
+
+from __future__ import annotations
+
+import falcon
+from sqlalchemy import select
+
+from alertstation.audio import alerts
+from alertstation.audio.resources import received_as_dict
+from alertstation.audio.sources import list_sources, source_as_dict
+from alertstation.audio.tables import audio_sources, received_eas_messages
+from alertstation.context import Station
+
+PAGE_ROWS = 100
+
+
+class SourcesPage:
+    """GET /audio: a card per source with its state, level, ICY title, error and restart."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            sources = [source_as_dict(row) for row in list_sources(conn)]
+        self._station.templates.page(req, resp, "audio.html", sources=sources)
+
+
+class AlertsPage:
+    """GET /audio/alerts: open and resolved audio alerts; acknowledge, resolve, resolve all."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            open_page = alerts.list_alerts(conn, "open", PAGE_ROWS)
+            resolved = alerts.list_alerts(conn, "resolved", PAGE_ROWS)
+            names = dict(conn.execute(select(audio_sources.c.id, audio_sources.c.name)).all())
+        self._station.templates.page(
+            req,
+            resp,
+            "audio_alerts.html",
+            open_alerts=[alerts.alert_as_dict(row) for row in open_page.rows],
+            open_total=open_page.total,
+            resolved_alerts=[alerts.alert_as_dict(row) for row in resolved.rows],
+            names=names,
+        )
+
+
+class ReceivedPage:
+    """GET /eas/received: the SAME messages the monitor heard, newest first."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        c = received_eas_messages.c
+        with self._station.engine.connect() as conn:
+            rows = conn.execute(
+                select(received_eas_messages)
+                .order_by(c.received_at.desc(), c.id.desc())
+                .limit(PAGE_ROWS)
+            ).all()
+            names = dict(conn.execute(select(audio_sources.c.id, audio_sources.c.name)).all())
+        self._station.templates.page(
+            req,
+            resp,
+            "eas_received.html",
+            messages=[received_as_dict(row) for row in rows],
+            names=names,
+        )

@@ -1,0 +1,93 @@
+"""The audio pages in a real browser: live source cards and restart, alert actions, received."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from playwright.sync_api import Page, expect
+from sqlalchemy import insert, select
+
+from alertstation.audio import alerts
+from alertstation.audio.sources import SourceConfig, create_source, set_status
+from alertstation.audio.tables import audio_alerts, received_eas_messages
+from alertstation.db.engine import begin_write
+from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
+
+PASSWORD = "operator password for tests"
+SECRET = "never-shown-Pa55word"
+
+
+def test_source_cards_follow_the_monitor_and_restart_clears_fatal(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    now = datetime.now(UTC)
+    config = SourceConfig(
+        name="Neighbour FM",
+        kind="stream",
+        url="http://127.0.0.1:9/live",
+        device_params={"auth_username": "monitor"},
+        auth_password=SECRET,
+    )
+    with begin_write(live_server.engine) as conn:
+        source_id = create_source(conn, config, now)
+        set_status(conn, source_id, state="running", level_dbfs=-18.5, icy_title="Morning show")
+    create_user(live_server, "ops", "operator", PASSWORD)
+    sign_in(page, live_server, "ops", PASSWORD)
+    page.goto("/audio")
+    card = page.locator(f"#audio-source-{source_id}")
+    expect(card.locator(".audio-state")).to_have_text("running")
+    expect(card.locator(".audio-title")).to_have_text("Now: Morning show")
+    expect(card.locator(".audio-level-text")).to_have_text("-18.5 dBFS")
+    assert SECRET not in page.content()
+    # The monitor writes a fatal state: the card follows it without a reload.
+    with begin_write(live_server.engine) as conn:
+        set_status(conn, source_id, state="fatal", error_message="unauthorized (HTTP 401)")
+    expect(card.locator(".audio-state")).to_have_text("fatal", timeout=60_000)
+    expect(card.locator(".audio-error")).to_have_text("unauthorized (HTTP 401)")
+    card.get_by_role("button", name="Restart").click()
+    expect(card.locator(".audio-state")).to_have_text("starting")
+    expect(card.locator(".audio-error")).to_have_text("")
+    expect(page.locator("#audio-status")).to_contain_text("Restart requested")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
+
+
+def test_alerts_can_be_acknowledged_resolved_and_resolved_all(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    now = datetime.now(UTC)
+    with begin_write(live_server.engine) as conn:
+        source_id = create_source(
+            conn, SourceConfig(name="WX", kind="stream", url="http://127.0.0.1:9/"), now
+        )
+        ids = [alerts.open_alert(conn, source_id, kind, now) for kind in alerts.KINDS]
+        conn.execute(
+            insert(received_eas_messages).values(
+                source_id=source_id,
+                header="ZCZC-WXR-TOR-039173+0030-3281720-KXYZ/NWS-",
+                message_key="ZCZC-WXR-TOR-039173+0030-3281720",
+                event_code="TOR",
+                received_at=now,
+                expires_at=now,
+                bursts=3,
+                relay="not relayed: relay is off for this source",
+            )
+        )
+    create_user(live_server, "ops", "operator", PASSWORD)
+    sign_in(page, live_server, "ops", PASSWORD)
+    page.goto("/audio/alerts")
+    expect(page.locator("#audio-open-count")).to_have_text("3")
+    first = page.locator(f"#audio-alert-{ids[0]}")
+    first.get_by_role("button", name="Acknowledge").click()
+    expect(page.locator(f"#audio-alert-{ids[0]} .audio-ack")).to_have_text("by ops")
+    page.locator(f"#audio-alert-{ids[1]}").get_by_role("button", name="Resolve").click()
+    expect(page.locator("#audio-open-count")).to_have_text("2")
+    page.get_by_role("button", name="Resolve all").click()
+    expect(page.locator("#audio-open-count")).to_have_text("0")
+    with live_server.engine.connect() as conn:
+        resolved = conn.execute(select(audio_alerts.c.resolved_by)).scalars().all()
+    assert resolved == ["ops", "ops", "ops"]
+    page.goto("/eas/received")
+    expect(page.locator("#eas-received")).to_contain_text("ZCZC-WXR-TOR-039173+0030-3281720")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
