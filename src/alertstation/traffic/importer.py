@@ -14,6 +14,7 @@ addresses before they are stored.
 
 from __future__ import annotations
 
+import calendar
 import gzip
 import hashlib
 import re
@@ -70,9 +71,36 @@ class ImportResult:
         return text
 
 
-@lru_cache(maxsize=65_536)
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+@lru_cache(maxsize=1024)
+def _day_start(year: int, month: int, day: int) -> int:
+    return calendar.timegm((year, month, day, 0, 0, 0))
+
+
 def _timestamp(text: str) -> float:
-    return datetime.strptime(text, "%d/%b/%Y:%H:%M:%S %z").timestamp()
+    """Return the epoch time of ``10/Oct/2026:13:55:36 -0700``; ValueError when malformed."""
+    if len(text) != 26 or text[2] != "/" or text[6] != "/" or text[11] != ":":
+        return datetime.strptime(text, "%d/%b/%Y:%H:%M:%S %z").timestamp()
+    month = _MONTHS.get(text[3:6])
+    if month is None:
+        raise ValueError(f"bad month in {text!r}")
+    try:
+        start = _day_start(int(text[7:11]), month, int(text[0:2]))
+        clock = int(text[12:14]) * 3600 + int(text[15:17]) * 60 + int(text[18:20])
+        offset = int(text[22:24]) * 3600 + int(text[24:26]) * 60
+    except ValueError:
+        raise ValueError(f"bad time {text!r}") from None
+    sign = {"+": 1, "-": -1}.get(text[21])
+    if sign is None or text[20] != " " or not 0 <= clock < 86_400:
+        raise ValueError(f"bad time {text!r}")
+    return float(start + clock - sign * offset)
 
 
 def _unescape(value: str | None) -> str | None:
@@ -271,10 +299,11 @@ def import_lines(
 def _write(engine: Engine, rows: list[dict[str, Any]], result: ImportResult) -> None:
     with begin_write(engine) as conn:
         insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        statement = insert(web_request_logs).values(rows)
-        statement = statement.on_conflict_do_nothing(index_elements=["import_key"])
-        # RETURNING lists the rows inserted (rowcount is not reliable here on every driver).
-        added = len(conn.execute(statement.returning(web_request_logs.c.id)).all())
+        statement = insert(web_request_logs).on_conflict_do_nothing(index_elements=["import_key"])
+        # With RETURNING, SQLAlchemy sends the batch as multi-row INSERTs from one cached
+        # compiled statement ("insertmanyvalues"); the rows returned are the ones inserted.
+        returned = conn.execute(statement.returning(web_request_logs.c.id), rows)
+        added = len(returned.all())
         oldest = min(row["hour"] for row in rows)
         if added:
             rollups.invalidate_from(conn, oldest)

@@ -133,7 +133,9 @@ class TrafficRecorder:
             locator = self._locator()
             rows = [build_row(seen, locator) for seen in chunk]
             with begin_write(self.engine) as conn:
-                conn.execute(web_request_logs.insert().values(rows))
+                # With RETURNING the batch goes out as multi-row INSERTs from one cached
+                # compiled statement (SQLAlchemy's "insertmanyvalues").
+                conn.execute(web_request_logs.insert().returning(web_request_logs.c.id), rows)
                 # Rows of an hour already rolled up (flushed just after the hour turned).
                 rollups.invalidate_from(conn, min(row["hour"] for row in rows))
         except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
