@@ -186,3 +186,13 @@ class TrafficClientBeacon:
             http_only=True,
             same_site="Lax",
         )
+
+
+class TrafficDashboardPage:
+    """GET /traffic/dashboard: the dashboard page (its data comes from the API by script)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._station.templates.page(req, resp, "traffic_dashboard.html")

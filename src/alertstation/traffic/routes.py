@@ -13,6 +13,13 @@ def routes(station: Station) -> list[Route]:
     return [
         Route(
             "GET",
+            "/traffic/dashboard",
+            r.TrafficDashboardPage(station),
+            SIGNED_IN,
+            summary="Web traffic dashboard page",
+        ),
+        Route(
+            "GET",
             "/api/traffic/client",
             r.TrafficClientBeacon(station),
             PUBLIC,
