@@ -22,6 +22,7 @@ def upgrade() -> None:
     op.create_table(
         "station_boundary",
         sa.Column("id", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("revision", sa.Integer(), nullable=False),
         sa.Column("name", sa.String(length=200), nullable=False),
         sa.Column("geojson", sa.Text(), nullable=False),
         sa.Column("vertex_count", sa.Integer(), nullable=False),

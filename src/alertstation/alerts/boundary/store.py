@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from shapely.geometry.base import BaseGeometry
 from shapely.prepared import PreparedGeometry, prep
@@ -17,6 +18,10 @@ from alertstation.alerts.boundary.geometry import (
     vertex_count,
 )
 from alertstation.alerts.boundary.tables import BOUNDARY_ROW, NAME_WIDTH, station_boundary
+from alertstation.db import bump_generation
+
+#: Moves with every upload and clear; an upload's revision is the value it moved to.
+GENERATION = "boundary"
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,21 +45,32 @@ class Boundary:
 
 
 _cache_lock = threading.Lock()
-_cache: dict[tuple[datetime, int], Boundary] = {}
+_cache: dict[tuple[Any, ...], Boundary] = {}
+_B = station_boundary.c
+# What identifies an upload without reading its text: the revision alone would do on one
+# database, but a process may see another database (a restore, a test) reuse a revision.
+_KEY = (_B.revision, _B.uploaded_at, _B.name, _B.vertex_count, _B.min_lon, _B.min_lat,
+        _B.max_lon, _B.max_lat)  # fmt: skip
 
 
 def load_boundary(conn: Connection) -> Boundary | None:
-    """Return the station boundary, None when none was uploaded."""
-    row = conn.execute(
-        select(station_boundary).where(station_boundary.c.id == BOUNDARY_ROW)
-    ).first()
-    if row is None:
+    """Return the station boundary, None when none was uploaded.
+
+    Only the upload's key columns are read while its parsed area is held; the stored text is
+    read and parsed once per upload.
+    """
+    found = conn.execute(select(*_KEY).where(_B.id == BOUNDARY_ROW)).first()
+    if found is None:
         return None
-    key = (row.uploaded_at, hash(row.geojson))
+    key = tuple(found)
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
         return cached
+    row = conn.execute(select(station_boundary).where(_B.id == BOUNDARY_ROW)).first()
+    if row is None:
+        return None
+    key = tuple(getattr(row, column.name) for column in _KEY)  # what was read, if it moved
     area = load_geojson(row.geojson)
     boundary = Boundary(
         row.name, area, prep(area), row.vertex_count, row.uploaded_by, row.uploaded_at
@@ -82,8 +98,9 @@ def save_boundary(
         "uploaded_by": by,
         "uploaded_at": now,
     }
+    values["revision"] = bump_generation(conn, GENERATION)  # never reused, even after a clear
     done = conn.execute(
-        station_boundary.update().where(station_boundary.c.id == BOUNDARY_ROW).values(values)
+        station_boundary.update().where(_B.id == BOUNDARY_ROW).values(values)
     ).rowcount
     if not done:
         conn.execute(station_boundary.insert().values(id=BOUNDARY_ROW, **values))
@@ -91,8 +108,7 @@ def save_boundary(
 
 def clear_boundary(conn: Connection) -> bool:
     """Remove the station boundary; tell whether there was one."""
-    return bool(
-        conn.execute(
-            station_boundary.delete().where(station_boundary.c.id == BOUNDARY_ROW)
-        ).rowcount
-    )
+    cleared = conn.execute(station_boundary.delete().where(_B.id == BOUNDARY_ROW)).rowcount
+    if cleared:
+        bump_generation(conn, GENERATION)
+    return bool(cleared)

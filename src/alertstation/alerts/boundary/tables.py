@@ -16,6 +16,8 @@ station_boundary = Table(
     "station_boundary",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=False),
+    # Counts uploads: readers keep the parsed area until it changes (no need to read the text).
+    Column("revision", Integer, nullable=False),
     Column("name", String(NAME_WIDTH), nullable=False),
     Column("geojson", Text, nullable=False),
     Column("vertex_count", Integer, nullable=False),
