@@ -34,4 +34,4 @@ class LevelMeter:
     def feed_float32(
         self, samples: npt.NDArray[np.float32]
     ) -> tuple[Any, Any, Any, list[tuple[str, int]]]:
-        """Feed float32 samples; return (rms_dbfs, peak_dbfs, clipped, events) of finished blocks."""
+        """Feed float32 samples; return (rms_dbfs, peak_dbfs, clipped, events) of full blocks."""
