@@ -106,9 +106,18 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("visitor_key"),
     )
+    op.create_table(
+        "traffic_hostnames",
+        sa.Column("ip", sa.String(length=64), nullable=False),
+        sa.Column("hostname", sa.String(length=255), nullable=True),
+        sa.Column("outcome", sa.String(length=8), nullable=False),
+        sa.Column("checked_at", UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("ip"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("traffic_hostnames")
     op.drop_table("traffic_visitors")
     op.drop_table("web_request_rollups")
     op.drop_table("traffic_analytics_settings")

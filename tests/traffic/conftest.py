@@ -10,7 +10,12 @@ from sqlalchemy import Engine, select
 
 from alertstation.traffic.recorder import flush_all
 from alertstation.traffic.settings import settings_cache_for
-from alertstation.traffic.tables import traffic_visitors, web_request_logs, web_request_rollups
+from alertstation.traffic.tables import (
+    traffic_hostnames,
+    traffic_visitors,
+    web_request_logs,
+    web_request_rollups,
+)
 from tests.support import SignedIn
 from tests.support import StationHarness as Station
 
@@ -31,7 +36,7 @@ def clean_log(engine: Engine) -> Iterator[None]:
 def empty(engine: Engine) -> None:
     """Delete the request log, its rollups and the visitor ids."""
     with engine.begin() as conn:
-        for table in (web_request_logs, web_request_rollups, traffic_visitors):
+        for table in (web_request_logs, web_request_rollups, traffic_visitors, traffic_hostnames):
             conn.execute(table.delete())
 
 

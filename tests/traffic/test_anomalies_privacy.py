@@ -17,6 +17,7 @@ from alertstation.traffic.rows import Observed
 from alertstation.traffic.settings import TrafficSettings, TrafficSettingsCache
 from alertstation.traffic.tables import (
     traffic_analytics_settings,
+    traffic_hostnames,
     traffic_visitors,
     web_request_logs,
 )
@@ -118,6 +119,12 @@ def test_privacy_tools_need_configure_are_audited_and_keep_rollups_honest(
             )
         )
     rollups.ensure_rolled_up(engine, clock())
+    with engine.begin() as conn:
+        conn.execute(
+            traffic_hostnames.insert().values(
+                ip="203.0.113.5", hostname="five.example.net", outcome="found", checked_at=clock()
+            )
+        )
 
     def hits() -> dict[str, int]:
         summary = admin.request("GET", "/api/traffic/dashboard", params={"days": "1"}).json[
@@ -146,6 +153,8 @@ def test_privacy_tools_need_configure_are_audited_and_keep_rollups_honest(
         keys = set(conn.execute(select(traffic_visitors.c.visitor_key)).scalars())
     assert ips == ["192.0.2.1", "2001:db8:5::"]
     assert "203.0.113.5" not in keys and "2001:db8:5:6::/64" not in keys
+    with engine.connect() as conn:
+        assert conn.execute(select(traffic_hostnames.c.ip)).all() == []  # its name forgotten
 
     assert admin.request("POST", "/api/traffic/purge-all").json == {"rows": 2}
     assert hits() == {"hits": 0, "visitors": 0}

@@ -13,7 +13,12 @@ from sqlalchemy import Connection, func, select
 from alertstation.errors import Invalid
 from alertstation.traffic import addresses, rollups
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.tables import traffic_visitors, web_request_logs, web_request_rollups
+from alertstation.traffic.tables import (
+    traffic_hostnames,
+    traffic_visitors,
+    web_request_logs,
+    web_request_rollups,
+)
 
 t = web_request_logs
 
@@ -30,6 +35,10 @@ def _oldest_hour(conn: Connection, ip: str) -> int | None:
     return int(value) if value is not None else None
 
 
+def _forget_hostname(conn: Connection, ip: str) -> None:
+    conn.execute(traffic_hostnames.delete().where(traffic_hostnames.c.ip == ip))
+
+
 def _forget_visitor(conn: Connection, key: str) -> None:
     """Drop the visitor id of ``key`` once no row carries it (its rollups were invalidated)."""
     if conn.execute(select(t.c.id).where(t.c.visitor_key == key).limit(1)).first() is None:
@@ -44,6 +53,7 @@ def purge_ip(conn: Connection, ip: str) -> int:
     deleted = int(conn.execute(t.delete().where(t.c.client_ip == ip)).rowcount or 0)
     rollups.invalidate_from(conn, oldest)
     _forget_visitor(conn, addresses.visitor_key(ip))
+    _forget_hostname(conn, ip)
     rows_changed(conn)
     return deleted
 
@@ -61,6 +71,7 @@ def anonymize_ip(conn: Connection, ip: str) -> int:
     ).rowcount
     rollups.invalidate_from(conn, oldest)
     _forget_visitor(conn, addresses.visitor_key(ip))
+    _forget_hostname(conn, ip)
     rows_changed(conn)
     return int(changed or 0)
 
@@ -70,6 +81,7 @@ def purge_all(conn: Connection) -> int:
     deleted = int(conn.execute(t.delete()).rowcount or 0)
     conn.execute(web_request_rollups.delete())
     conn.execute(traffic_visitors.delete())
+    conn.execute(traffic_hostnames.delete())
     rows_changed(conn)
     return deleted
 

@@ -123,3 +123,14 @@ traffic_visitors = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("visitor_key", String(64), nullable=False, unique=True),
 )
+
+# Reverse-DNS answers by address: ``found`` with the host name, or ``none`` (no PTR record,
+# remembered so it is not asked again). Transient failures leave no row and are retried.
+traffic_hostnames = Table(
+    "traffic_hostnames",
+    metadata,
+    Column("ip", String(64), primary_key=True),
+    Column("hostname", String(255), nullable=True),
+    Column("outcome", String(8), nullable=False),
+    Column("checked_at", UTCDateTime(), nullable=False),
+)
