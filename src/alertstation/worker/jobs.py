@@ -15,6 +15,8 @@ from alertstation.eas.forward.service import forward_job, rwt_job
 from alertstation.security.autoban.detectors import autoban_job
 from alertstation.security.bans.service import deactivate_expired_job
 from alertstation.security.hostban.service import heal_job
+from alertstation.traffic.hostnames import INTERVAL as HOSTNAME_INTERVAL
+from alertstation.traffic.hostnames import hostname_job
 from alertstation.traffic.maintenance import JOB_INTERVAL as TRAFFIC_INTERVAL
 from alertstation.traffic.maintenance import traffic_job
 from alertstation.worker import heartbeat, upload_sweep
@@ -57,4 +59,5 @@ JOBS: tuple[Job, ...] = (
     Job("security-autoban", 300.0, autoban_job),
     Job("stale-upload-sweep", upload_sweep.INTERVAL, upload_sweep.sweep_job),
     Job("traffic-maintenance", TRAFFIC_INTERVAL, traffic_job),
+    Job("traffic-hostnames", HOSTNAME_INTERVAL, hostname_job),
 )
