@@ -56,6 +56,7 @@ def test_a_new_station_shows_the_checklist_and_helpful_empty_states(
     assert set(_steps(html).values()) == {"false"}
     assert {"zones", "area", "sources", "worker", "output", "forward", "audio"} <= set(_steps(html))
     assert '<a href="/admin/zones">Load the zone catalog</a>' in html
+    assert '<a href="/audio">Monitor an audio source</a>' in html
     for empty in ("home-alerts-empty", "home-sources-empty", "home-audio-empty"):
         assert f'id="{empty}"' in html
     assert 'id="home-messages-empty"' in html and 'href="/eas/manual"' in html

@@ -124,7 +124,7 @@ def _checklist(
             "Monitor an audio source",
             audio > 0,
             "A stream or receiver the station listens to for EAS messages.",
-            "/docs",
+            "/audio",
             "receivers.configure",
         ),
     ]
