@@ -22,10 +22,10 @@ from alertstation.http.bodies import check_bool, json_object
 from alertstation.http.uploads import UploadTooLarge, read_limited, require_multipart
 from alertstation.operations import certificate as tls
 from alertstation.operations import gpio as relays
-from alertstation.operations import settings as store
 from alertstation.operations.speech import PREVIEW_TEXT, SpeechUnavailable, render_preview
 from alertstation.operations.speech import list_voices as espeak_voices
 from alertstation.settings import process_environment
+from alertstation.settings_admin import sections as store
 from alertstation.settings_admin.service import describe_variables
 
 log = logging.getLogger(__name__)

@@ -1,22 +1,9 @@
-"""Tables of the operations package.
+"""The operations settings table now lives in ``alertstation.settings_admin.tables``.
 
-``operations_settings`` holds one row per settings section (application, hardware,
-text-to-speech, decoder feed, certificate): its values as a JSON object, who saved it and when.
-A section with no row has its defaults (``alertstation.operations.settings``).
+It sits below eas and audio so that they can read the settings; this module keeps the old
+import path working.
 """
 
-from sqlalchemy import Column, String, Table, Text
-
-from alertstation.db.metadata import metadata
-from alertstation.db.types import UTCDateTime
-
-operations_settings = Table(
-    "operations_settings",
-    metadata,
-    Column("section", String(32), primary_key=True),
-    Column("data", Text, nullable=False),
-    Column("updated_by", String(64), nullable=True),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
+from alertstation.settings_admin.tables import metadata, operations_settings
 
 __all__ = ["metadata", "operations_settings"]
