@@ -30,12 +30,18 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Zones", "/admin/zones", "system.view_config", "Station"),
     ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
     ("Boundary", "/admin/boundary", "system.configure", "Station"),
+    ("Audio sources", "/audio", "receivers.configure", "Station"),
+    ("Audio alerts", "/audio/alerts", "system.view_config", "Station"),
+    ("Settings", "/admin/settings", "system.view_config", "Station"),
     ("Environment", "/admin/environment", "system.view_config", "Station"),
     ("Logs", "/logs", "system.view_config", "Station"),
     ("Status", "/status", None, None),
     ("Security", "/security/center", None, None),
     ("Users", "/admin/users", "system.manage_users", "Admin"),
     ("Sessions", "/admin/sessions", "system.manage_users", "Admin"),
+    ("Backup", "/admin/operations/backup", "system.configure", "Admin"),
+    ("Database upkeep", "/admin/optimize_db", "system.configure", "Admin"),
+    ("Upgrade", "/admin/operations/upgrade", "system.configure", "Admin"),
     ("Docs", "/docs", None, None),
 )
 
