@@ -506,6 +506,7 @@ def test_synthesize_when_espeak_fails(monkeypatch: pytest.MonkeyPatch) -> None:
         ((b"hello", 8000), {}, "text must be a str"),
         (("hello", 7000), {}, "sample_rate must be within"),
         (("hello", 8000), {"language": "en; rm"}, "language must be"),
+        (("hello", 8000), {"volume": 201}, "volume must be 0-200"),
         (("hello", 8000), {"words_per_minute": 10}, "words_per_minute must be 80-450"),
     ],
 )

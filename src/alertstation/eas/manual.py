@@ -238,8 +238,10 @@ def render(
                 f"The uploaded voice of activation {row.id} is missing.", code="voice_missing"
             ) from ex
     elif row.voice_text:
+        with station.engine.connect() as conn:
+            speaker = voice.saved_voice(conn)
         try:
-            speech = voice.synthesize(row.voice_text, sample_rate)
+            speech = voice.speak(speaker, row.voice_text, sample_rate)
         except voice.SpeechUnavailable as ex:
             raise ServiceUnavailable(str(ex), code="speech_unavailable") from ex
         except ValueError as ex:

@@ -312,6 +312,7 @@ def air_rwt(
         )
     with station.engine.connect() as conn:
         rate = settings_airing.load(conn).sample_rate
+        speaker = voice.saved_voice(conn)
     header = SameHeader.build(
         ORIGINATOR,
         EVENT,
@@ -323,7 +324,7 @@ def air_rwt(
     speech, spoken = None, "none"
     if schedule.voice_text:
         try:
-            speech, spoken = voice.synthesize(schedule.voice_text, rate), "spoken"
+            speech, spoken = voice.speak(speaker, schedule.voice_text, rate), "spoken"
         except (voice.SpeechUnavailable, ValueError) as ex:
             log.warning("weekly test airs without its voice text: %s", ex)
             spoken = "unavailable"

@@ -94,6 +94,7 @@ class _Claim:
     note: str
     settings: ForwardSettings
     sample_rate: int
+    speaker: voice.VoiceSettings
 
 
 def worker_name() -> str:
@@ -259,6 +260,7 @@ def _translate(
         locations.note,
         settings,
         sample_rate,
+        voice.saved_voice(conn),
     )
 
 
@@ -267,7 +269,7 @@ def _speech(claim: _Claim) -> tuple[Any, str]:
     if not claim.speech_text:
         return None, "none"
     try:
-        return voice.synthesize(claim.speech_text, claim.sample_rate), "spoken"
+        return voice.speak(claim.speaker, claim.speech_text, claim.sample_rate), "spoken"
     except (voice.SpeechUnavailable, ValueError) as ex:
         log.warning("auto-forward of queue entry %s airs without voice: %s", claim.queue_id, ex)
         return None, "unavailable"
