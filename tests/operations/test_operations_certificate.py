@@ -207,3 +207,20 @@ def _multipart(files: dict[str, tuple[str, bytes, str]]) -> tuple[bytes, str]:
         )
     chunks.append(f"--{boundary}--\r\n".encode())
     return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
+
+
+def test_status_warns_of_a_certificate_that_expires_within_fourteen_days(
+    station: Station,
+) -> None:
+    station.add_user("ann", "viewer")
+    viewer = station.sign_in("ann")
+    page = viewer.request("GET", "/status", csrf=False)
+    assert "none installed" in page.text
+    assert station.client.simulate_get("/api/system_status").json["certificate"] is None
+    soon = Pki(station.app.station.clock(), leaf_days=10)
+    data_dir = station.app.station.settings.data_dir
+    tls.store_pair(data_dir, _pem(soon.leaf, soon.mid, soon.root), _key_pem(soon.leaf_key))
+    shown = station.client.simulate_get("/api/system_status").json["certificate"]
+    assert shown["warning"] is True and shown["expired"] is False and shown["days_left"] in (9, 10)
+    page = viewer.request("GET", "/status", csrf=False)
+    assert "expires soon" in page.text and "CN=station.example" in page.text

@@ -1,8 +1,9 @@
 """The system status: the public API (``/api/system_status``) and the signed-in status page.
 
 It gathers what the layers below know: version, database and schema health, zone catalog size,
-the active alert count (from the broadcast snapshot), the worker's heartbeat and supervisor, and
-the health of every poll source.
+the active alert count (from the broadcast snapshot), the worker's heartbeat and supervisor, the
+health of every poll source, the TLS certificate's expiry (a warning 14 days ahead) and the
+request rows the traffic recorder of this process had to drop.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import falcon
 from alertstation.alerts.poll.sources import health_of, list_sources, public_health, url_host
 from alertstation.context import Station
 from alertstation.db.migrate import head_revision
+from alertstation.operations.certificate import certificate_status
 from alertstation.system.service import check_health
+from alertstation.traffic.recorder import dropped_rows
 from alertstation.version import __version__
 from alertstation.worker.heartbeat import read_heartbeat
 from alertstation.worker.supervisor import read_state as read_supervisor
@@ -49,6 +52,10 @@ class SystemStatusApi:
             "worker_heartbeat": worker,
             "worker_supervisor": read_supervisor(self._station.settings.data_dir),
             "sources": sources,
+            "certificate": certificate_status(
+                self._station.settings.data_dir, self._station.clock()
+            ),
+            "traffic_rows_dropped": dropped_rows(),
         }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
