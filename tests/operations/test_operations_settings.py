@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
+from alertstation.eas.airing import relays
 from alertstation.errors import Invalid
-from alertstation.operations import gpio as relays
 from alertstation.operations import settings as store
 from alertstation.operations.speech import ESPEAK
 from tests.support import StationHarness as Station

@@ -17,11 +17,11 @@ from alertstation.audit.actor import Actor
 from alertstation.auth.policy import PasswordPolicy, check_min_length, load_policy, save_policy
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.eas.airing import relays
 from alertstation.errors import BadRequest, Invalid, ServiceUnavailable
 from alertstation.http.bodies import check_bool, json_object
 from alertstation.http.uploads import UploadTooLarge, read_limited, require_multipart
 from alertstation.operations import certificate as tls
-from alertstation.operations import gpio as relays
 from alertstation.operations.speech import PREVIEW_TEXT, SpeechUnavailable, render_preview
 from alertstation.operations.speech import list_voices as espeak_voices
 from alertstation.settings import process_environment

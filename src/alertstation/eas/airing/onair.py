@@ -4,7 +4,8 @@ auto-forward share, and the worker's airing loop that plays the queue.
 :func:`air_message` archives the message (WAV + sidecar + ``eas_archive`` row) and queues it
 (``eas_airing_queue``) in one transaction, then returns at once: a message sent while another
 airs waits its turn. :func:`run_once` claims the oldest queued message, plays it through every
-enabled output at once (:mod:`alertstation.eas.airing.outputs`) and records the result;
+enabled output at once (:mod:`alertstation.eas.airing.outputs`), with the saved transmitter
+relays keyed for the whole message (:mod:`alertstation.eas.airing.relays`), and records the result;
 :func:`start_airing` runs it in a thread of the worker that leads. See docs/eas-airing.md.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from alertstation.audit.actor import Actor
@@ -20,12 +22,14 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive
 from alertstation.eas.airing import queue as airing
+from alertstation.eas.airing import relays
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.airing.outputs import OutputError, load_message, play_all
 from alertstation.eas.airing.outputs.build import build_outputs
 from alertstation.eas.airing.tables import ORIGINS
 from alertstation.eas.tables import eas_activations
 from alertstation.errors import Conflict, NotFound
+from alertstation.settings_admin.sections import hardware_settings
 
 log = logging.getLogger("alertstation.eas")
 
@@ -89,13 +93,37 @@ def _air(station: Station, item: airing.QueueItem, cancel: threading.Event) -> d
     """Play a claimed item through every enabled output; return each output's result."""
     with station.engine.connect() as conn:
         settings = settings_airing.load(conn)
+        hardware = hardware_settings(conn)
     try:
         path = archive.wav_file(station.settings.data_dir, item.wav_path)
         message = load_message(path, item.header)
     except (OutputError, ValueError) as ex:
         return {"archive": {"ok": False, "error": str(ex)}}
     outputs = build_outputs(settings, path, cancel=cancel)
-    return play_all(outputs, message)
+    return _play_keyed(hardware, lambda: play_all(outputs, message))
+
+
+def _play_keyed(hardware: dict[str, Any], play: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run ``play`` with the saved relay pins closed (the transmitter keyed); open them after.
+
+    No saved pins: just play. The relays are released whatever happens while playing. When the
+    relays cannot be keyed (no GPIO, a pin fails) the message still plays on every output, the
+    ``relays`` result says why and the item is failed.
+    """
+    pins = list(hardware["relay_pins"])
+    if not pins:
+        return play()
+    results: dict[str, Any] | None = None
+    relay_result: dict[str, Any] = {"ok": True, "pins": pins}
+    try:
+        with relays.keyed(relays.open_gpio(), pins, active_high=hardware["relay_active_high"]):
+            results = play()
+    except relays.GpioUnavailable as ex:
+        relay_result = {"ok": False, "pins": pins, "error": str(ex)}
+        log.error("transmitter relays on GPIO %s: %s", pins, ex)
+    if results is None:  # keying failed before anything played: air it unkeyed
+        results = play()
+    return {**results, "relays": relay_result}
 
 
 def _error_of(results: dict[str, Any]) -> str | None:

@@ -1,16 +1,23 @@
-"""Drive the transmitter-keying relays through GPIO, and the test button's pulse.
+"""Drive the transmitter-keying relays through GPIO: keyed while a message airs, and the
+settings page's test pulse.
 
 The station talks to the kernel's sysfs GPIO interface (``/sys/class/gpio``): export the pin,
 make it an output, write its value. :func:`open_gpio` returns that driver; tests replace it
-with a stand-in that records what was written, since no runner has relays.
+with a stand-in that records what was written, since no runner has relays. The airing loop
+holds the saved relay pins closed with :func:`keyed` while a message plays; the test button
+(``alertstation.operations``) pulses one with :func:`pulse_relay`.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Protocol
+
+log = logging.getLogger("alertstation.eas")
 
 SYSFS_GPIO: Final[Path] = Path("/sys/class/gpio")
 #: The longest pulse the test button may ask for: keying a transmitter longer is not a test.
@@ -69,3 +76,29 @@ def pulse_relay(
         sleep(seconds)
     finally:
         gpio.write(pin, not active_high)
+
+
+@contextmanager
+def keyed(gpio: Gpio, pins: Sequence[int], *, active_high: bool) -> Iterator[None]:
+    """Close every relay in ``pins`` for the ``with`` block, then open them all again.
+
+    Every pin that was (or may have been) closed is opened again, also when closing a later pin
+    or the block fails; a pin that cannot be opened does not stop the others. GpioUnavailable
+    when closing or opening a pin failed (after every pin has been tried).
+    """
+    touched: list[int] = []
+    failed: GpioUnavailable | None = None
+    try:
+        for pin in pins:
+            touched.append(pin)
+            gpio.write(pin, active_high)
+        yield
+    finally:
+        for pin in touched:
+            try:
+                gpio.write(pin, not active_high)
+            except Exception as ex:  # keep opening the others
+                log.error("relay on GPIO %s could not be opened again: %s", pin, ex)
+                failed = failed or GpioUnavailable(f"GPIO {pin} could not be opened again: {ex}")
+    if failed is not None:
+        raise failed
