@@ -4,17 +4,28 @@ An alert is *open* until an operator resolves it (acknowledging it leaves it ope
 is when the condition itself stopped, written by the monitor. The monitor keeps at most one
 alert per source and kind whose condition is still going (``ended_at`` null, not resolved).
 ``resolve_all`` resolves every open alert in one UPDATE: there may be tens of thousands.
+Resolved alerts are kept for the audio-alert retention days saved on the settings page, then
+:func:`prune_job` (a worker job) deletes them; open alerts are never pruned.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Final
 
-from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import Connection, Row, delete, func, insert, select, update
 
 from alertstation.audio.tables import ERROR_WIDTH, audio_alerts
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
+from alertstation.settings_admin.sections import retention_policy
+
+log = logging.getLogger(__name__)
+
+#: How often the worker prunes resolved alerts, in seconds.
+PRUNE_INTERVAL: Final[float] = 3600.0
 
 KINDS = ("silence", "clipping", "source_down")
 STATES = ("open", "resolved", "all")
@@ -120,6 +131,30 @@ def resolve_all(conn: Connection, username: str, now: datetime) -> int:
         .values(resolved_by=username, resolved_at=now)
     )
     return int(result.rowcount or 0)
+
+
+def prune_resolved(conn: Connection, before: datetime) -> int:
+    """Delete the alerts resolved before ``before`` in one DELETE; return how many."""
+    result = conn.execute(
+        delete(audio_alerts).where(_A.resolved_at.is_not(None), _A.resolved_at < before)
+    )
+    return int(result.rowcount or 0)
+
+
+def prune_expired(station: Station) -> int:
+    """Delete resolved alerts older than the saved audio-alert retention; return how many."""
+    now = station.clock()
+    with begin_write(station.engine) as conn:
+        days = retention_policy(conn).audio_alert_retention_days
+        pruned = prune_resolved(conn, now - timedelta(days=days))
+    if pruned:
+        log.info("pruned %d audio alerts resolved more than %d days ago", pruned, days)
+    return pruned
+
+
+def prune_job(station: Station) -> None:
+    """The worker job: :func:`prune_expired`."""
+    prune_expired(station)
 
 
 def alert_as_dict(row: Row[Any]) -> dict[str, Any]:
