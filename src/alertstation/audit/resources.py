@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import falcon
 
 from alertstation.audit import service
 from alertstation.audit.export import events_to_csv, events_to_pdf
+from alertstation.audit.window import export_window_days
 from alertstation.context import Station
 from alertstation.db.types import utcnow
 from alertstation.errors import Invalid
@@ -49,25 +52,36 @@ class LogsPage:
 
 
 class LogsExport:
-    """GET /logs/export.csv and /logs/export.pdf: the same filtered rows as a file."""
+    """GET /logs/export.csv and /logs/export.pdf: the same filtered rows as a file.
+
+    Only events inside the saved export window (``audit_export_days``) are exported.
+    """
 
     def __init__(self, station: Station) -> None:
-        self._engine = station.engine
+        self._station = station
 
-    def _events(self, chosen: service.LogFilter) -> list[service.AuditEvent]:
-        with self._engine.connect() as conn:
-            return service.list_events(conn, action=chosen.action, limit=chosen.limit)
+    def _events(self, chosen: service.LogFilter) -> tuple[list[service.AuditEvent], int]:
+        """Return the filtered events inside the saved export window, and the window's days."""
+        with self._station.engine.connect() as conn:
+            days = export_window_days(conn)
+            since = self._station.clock() - timedelta(days=days)
+            events = service.list_events(
+                conn, action=chosen.action, limit=chosen.limit, since=since
+            )
+        return events, days
 
     def on_get_csv(self, req: falcon.Request, resp: falcon.Response) -> None:
         chosen = _filter(req)
-        resp.text = events_to_csv(self._events(chosen))
+        events, _ = self._events(chosen)
+        resp.text = events_to_csv(events)
         resp.content_type = "text/csv; charset=utf-8"
         _attachment(resp, "csv")
 
     def on_get_pdf(self, req: falcon.Request, resp: falcon.Response) -> None:
         chosen = _filter(req)
+        events, days = self._events(chosen)
         resp.data = events_to_pdf(
-            self._events(chosen), filters=chosen.describe(), generated_at=utcnow()
+            events, filters=f"{chosen.describe()}, last {days} days", generated_at=utcnow()
         )
         resp.content_type = "application/pdf"
         _attachment(resp, "pdf")

@@ -93,11 +93,17 @@ def list_events(
     action: str | None = None,
     limit: int = DEFAULT_LIMIT,
     before_id: int | None = None,
+    since: datetime | None = None,
 ) -> list[AuditEvent]:
-    """Return the newest events, newest first; the action filter runs in SQL before the limit."""
+    """Return the newest events, newest first; the action filter runs in SQL before the limit.
+
+    ``since`` leaves out events recorded before it (the export window).
+    """
     query = select(audit_logs).order_by(audit_logs.c.id.desc()).limit(limit)
     if action is not None:
         query = query.where(audit_logs.c.action == action)
+    if since is not None:
+        query = query.where(audit_logs.c.created_at >= since)
     if before_id is not None:
         query = query.where(audit_logs.c.id < before_id)
     return [_event(row._mapping) for row in conn.execute(query)]

@@ -1,6 +1,6 @@
 """Platform tables that belong to no single domain."""
 
-from sqlalchemy import BigInteger, CheckConstraint, Column, Integer, String, Table
+from sqlalchemy import BigInteger, CheckConstraint, Column, Integer, String, Table, Text
 
 from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
@@ -24,4 +24,17 @@ worker_heartbeat = Table(
     Column("leader_since", UTCDateTime, nullable=False),
     Column("beat_at", UTCDateTime, nullable=False),
     CheckConstraint("id = 1", name="single_row"),
+)
+
+# Saved settings sections (application, hardware, text-to-speech, decoder feed): one row per
+# section, its values as a JSON object, who saved it and when. Checked, defaulted and saved by
+# ``alertstation.settings_admin.sections``; it sits here, at the bottom, because domains from
+# audit up read their values (audit reads its export window with ``alertstation.audit.window``).
+operations_settings = Table(
+    "operations_settings",
+    metadata,
+    Column("section", String(32), primary_key=True),
+    Column("data", Text, nullable=False),
+    Column("updated_by", String(64), nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
 )

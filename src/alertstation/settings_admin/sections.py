@@ -26,9 +26,10 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, select
 
+from alertstation.audit.window import APPLICATION_SECTION, DEFAULT_EXPORT_DAYS, EXPORT_DAYS_FIELD
+from alertstation.db.tables import operations_settings
 from alertstation.errors import Invalid
 from alertstation.http.bodies import check_bool
-from alertstation.settings_admin.tables import operations_settings
 
 Check = Callable[[Any, str], Any]
 
@@ -163,10 +164,10 @@ def _decoder_feed_rules(values: dict[str, Any]) -> None:
 RETENTION_DAYS = _int(1, 3650)
 
 APPLICATION = Section(
-    "application",
+    APPLICATION_SECTION,
     "Application",
     {
-        "audit_export_days": Field(RETENTION_DAYS, 365),
+        EXPORT_DAYS_FIELD: Field(RETENTION_DAYS, DEFAULT_EXPORT_DAYS),
         "traffic_retention_days": Field(RETENTION_DAYS, 90),
         "audio_alert_retention_days": Field(RETENTION_DAYS, 30),
     },
