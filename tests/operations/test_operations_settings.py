@@ -17,6 +17,8 @@ from alertstation.eas.airing import relays
 from alertstation.errors import Invalid
 from alertstation.operations import settings as store
 from alertstation.operations.speech import ESPEAK
+from alertstation.traffic.settings import load_settings as load_traffic_settings
+from alertstation.traffic.settings import save_settings as save_traffic_settings
 from tests.support import StationHarness as Station
 
 SECRETS = ("tok-SEKRIT-4711", "endec-PASS-0815")
@@ -161,14 +163,34 @@ def test_password_policy_is_saved_audited_and_enforced(station: Station) -> None
 
     with station.engine.connect() as conn:
         policy = store.retention_policy(conn)
-    assert policy.traffic_retention_days == 30
+        # One value: the traffic retention is the traffic package's own setting.
+        assert load_traffic_settings(conn).retention_days == 30
     assert policy.audit_export_days == 365 and policy.audio_alert_retention_days == 30
+    assert saved.json["settings"]["traffic_retention_days"] == 30
 
 
 def test_retention_policy_defaults_before_any_save(station: Station) -> None:
     with station.engine.connect() as conn:
         policy = store.retention_policy(conn)
-    assert (policy.audit_export_days, policy.traffic_retention_days) == (365, 90)
+    assert (policy.audit_export_days, policy.audio_alert_retention_days) == (365, 30)
+
+
+def test_traffic_retention_is_the_traffic_packages_own_setting(station: Station) -> None:
+    ops = _admin(station)
+    with begin_write(station.engine) as conn:
+        save_traffic_settings(conn, {"retention_days": 45}, station.clock())
+    shown = ops.request("GET", "/api/settings").json["sections"]["application"]
+    assert shown["traffic_retention_days"] == 45  # saved by the traffic settings, shown here
+    saved = ops.request("PUT", "/api/settings/application", json={"traffic_retention_days": 60})
+    assert saved.status_code == 200 and saved.json["changed"] == ["traffic_retention_days"]
+    with station.engine.connect() as conn:
+        assert load_traffic_settings(conn).retention_days == 60
+    bad = ops.request("PUT", "/api/settings/application", json={"traffic_retention_days": 0})
+    assert bad.status_code == 422 and bad.json["error"]["details"]["field"] == (
+        "traffic_retention_days"
+    )
+    with station.engine.connect() as conn:
+        assert load_traffic_settings(conn).retention_days == 60
 
 
 class StandInGpio:

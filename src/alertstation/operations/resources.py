@@ -27,10 +27,15 @@ from alertstation.operations.speech import list_voices as espeak_voices
 from alertstation.settings import process_environment
 from alertstation.settings_admin import sections as store
 from alertstation.settings_admin.service import describe_variables
+from alertstation.traffic.settings import load_settings as load_traffic_settings
+from alertstation.traffic.settings import save_settings as save_traffic_settings
 
 log = logging.getLogger(__name__)
 
 POLICY_FIELDS: Final[tuple[str, ...]] = ("password_min_length", "password_refuse_username")
+#: The application section shows and saves the traffic package's own retention under this name.
+TRAFFIC_RETENTION: Final[str] = "traffic_retention_days"
+APPLICATION_EXTRA: Final[tuple[str, ...]] = (*POLICY_FIELDS, TRAFFIC_RETENTION)
 CERT_PARTS: Final[tuple[str, ...]] = ("certificate", "private_key")
 ALSA_PCM: Final[Path] = Path("/proc/asound/pcm")
 
@@ -67,6 +72,7 @@ def settings_snapshot(station: Station) -> dict[str, Any]:
     with station.engine.connect() as conn:
         sections = {name: store.load(conn, s).public() for name, s in store.SECTIONS.items()}
         sections["application"].update(_policy_dict(load_policy(conn)))
+        sections["application"][TRAFFIC_RETENTION] = load_traffic_settings(conn).retention_days
     info = tls.installed_info(station.settings.data_dir)
     status = tls.certificate_status(station.settings.data_dir, station.clock())
     sections["certificate"] = {
@@ -126,14 +132,17 @@ class SettingsSection:
         body = json_object(req)
         station = self._station
         actor = Actor.from_request(req)
-        extra = POLICY_FIELDS if spec is store.APPLICATION else ()
+        extra = APPLICATION_EXTRA if spec is store.APPLICATION else ()
         now = station.clock()
         with begin_write(station.engine) as conn:
             changed: list[str] = []
             policy = None
+            traffic_days = None
             if extra:
                 store.check_body(spec, body, extra=extra)
                 policy = _policy_from(body, load_policy(conn))
+                if TRAFFIC_RETENTION in body:
+                    traffic_days = store.RETENTION_DAYS(body[TRAFFIC_RETENTION], TRAFFIC_RETENTION)
             values, section_changed = store.save(
                 conn,
                 spec,
@@ -144,11 +153,20 @@ class SettingsSection:
             changed += section_changed
             if policy is not None:
                 changed += save_policy(conn, policy, now)
-                changed.sort()
+            if traffic_days is not None:
+                # One value: the traffic package's own retention, saved through its service.
+                _, traffic_changed = save_traffic_settings(
+                    conn, {"retention_days": traffic_days}, now
+                )
+                changed += [TRAFFIC_RETENTION] if traffic_changed else []
+            changed.sort()
             station.ledger.record_config_update(conn, actor, audit_section(spec.name), changed)
+            traffic = load_traffic_settings(conn) if extra else None
         shown = values.public()
         if policy is not None:
             shown.update(_policy_dict(policy))
+        if traffic is not None:
+            shown[TRAFFIC_RETENTION] = traffic.retention_days
         resp.set_header("Cache-Control", "no-store")
         resp.media = {"section": spec.name, "settings": shown, "changed": changed}
 

@@ -168,7 +168,6 @@ APPLICATION = Section(
     "Application",
     {
         EXPORT_DAYS_FIELD: Field(RETENTION_DAYS, DEFAULT_EXPORT_DAYS),
-        "traffic_retention_days": Field(RETENTION_DAYS, 90),
         "audio_alert_retention_days": Field(RETENTION_DAYS, 30),
     },
 )
@@ -309,16 +308,18 @@ class RetentionPolicy:
     """How long records are kept, in days."""
 
     audit_export_days: int
-    traffic_retention_days: int
     audio_alert_retention_days: int
 
 
 def retention_policy(conn: Connection) -> RetentionPolicy:
-    """Return the retention policy that pruning jobs apply (the defaults until saved)."""
+    """Return the retention policy that pruning jobs apply (the defaults until saved).
+
+    Traffic retention is not here: it is the traffic package's own ``retention_days``, which the
+    settings page shows and saves as ``traffic_retention_days`` (``alertstation.operations``).
+    """
     values = load(conn, APPLICATION).values
     return RetentionPolicy(
         audit_export_days=values["audit_export_days"],
-        traffic_retention_days=values["traffic_retention_days"],
         audio_alert_retention_days=values["audio_alert_retention_days"],
     )
 
