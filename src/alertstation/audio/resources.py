@@ -46,6 +46,7 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import AppError, Conflict, Invalid, NotFound
 from alertstation.http.bodies import json_object
 from alertstation.http.outbound import OutboundClient
+from alertstation.settings_admin.sections import hardware_settings
 
 
 def _invalid(ex: SourceError) -> AppError:
@@ -87,9 +88,14 @@ class SourceCollection:
         skip = body.get("skip_url_check", False)
         if not isinstance(skip, bool):
             raise Invalid("skip_url_check must be true or false", field="skip_url_check")
+        with station.engine.connect() as conn:
+            devices = hardware_settings(conn)["capture_devices"]
         try:
             config = read_config(
-                body, allowlist=station.settings.receiver_allowlist, kind=self._kind
+                body,
+                allowlist=station.settings.receiver_allowlist,
+                kind=self._kind,
+                capture_devices=devices,
             )
         except SourceError as ex:
             raise _invalid(ex) from None
@@ -147,6 +153,7 @@ class SourceItem:
                     body,
                     SourceConfig.from_row(row),
                     allowlist=station.settings.receiver_allowlist,
+                    capture_devices=hardware_settings(conn)["capture_devices"],
                 )
                 changed = update_source(conn, source_id, config, now)
             except SourceError as ex:

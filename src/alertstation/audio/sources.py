@@ -10,7 +10,8 @@ Two kinds of source:
     A program that writes raw signed 16-bit little-endian PCM to its standard output (for example
     ``rtl_fm``), stored as an argv list and never run through a shell. Its program must be on the
     allowlist only an admin sets (``ALERTSTATION_RECEIVER_ALLOWLIST``). ``device_params`` holds
-    ``sample_rate`` and ``channels`` of what it writes.
+    ``sample_rate`` and ``channels`` of what it writes. An ``arecord`` receiver may name (``-D``)
+    only an ALSA capture device listed in the hardware settings.
 
 The password and the raw header are secrets: they live in their own columns, never in
 ``device_params`` as stored or answered, never in an audit row. Answers carry
@@ -24,6 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,6 +43,8 @@ MAX_ARG_LENGTH = 512
 SECRET_KEYS = ("auth_password", "auth_header")
 STREAM_PARAMS = ("auth_username", "auth_password", "auth_header")
 RECEIVER_PARAMS = ("sample_rate", "channels")
+#: Receiver programs whose ``-D``/``--device`` names an ALSA capture device.
+CAPTURE_PROGRAMS = ("arecord",)
 DEFAULT_RECEIVER_RATE = 24_000
 _C = audio_sources.c
 
@@ -117,11 +121,14 @@ def read_config(
     *,
     allowlist: Sequence[str] = (),
     kind: str | None = None,
+    capture_devices: Sequence[str] | None = None,
 ) -> SourceConfig:
     """Check a source body (all fields for a new source, any subset for an edit).
 
     ``allowlist`` holds the programs a receiver may run; ``kind`` forces the kind (the receiver
-    routes). Raises SourceError naming the first bad field; an unknown field is an error too.
+    routes). ``capture_devices`` (the hardware settings' list; None skips the check) are the
+    ALSA devices a receiver's command may name (:func:`named_capture_device`). Raises
+    SourceError naming the first bad field; an unknown field is an error too.
     ``skip_url_check`` is the caller's business and ignored here.
     """
     unknown = sorted(set(body) - set(BODY_FIELDS) - {"skip_url_check"})
@@ -141,6 +148,8 @@ def read_config(
         changes.update(_stream_changes(body, current))
     else:
         changes.update(_receiver_changes(body, allowlist))
+        if "command" in changes and capture_devices is not None:
+            check_capture_device(changes["command"], capture_devices)
     return replace(current, **changes)
 
 
@@ -237,6 +246,37 @@ def check_command(value: Any, allowlist: Sequence[str]) -> tuple[str, ...]:
             "command", f"program {program!r} is not on the receiver allowlist; allowed: {allowed}"
         )
     return tuple(value)
+
+
+def named_capture_device(command: Sequence[str]) -> str | None:
+    """Return the ALSA device an ``arecord`` receiver names (``-D``/``--device``), else None.
+
+    Only ``arecord`` (the ALSA capture program) is read; other programs name no capture device.
+    """
+    if not command or PurePath(command[0]).name not in CAPTURE_PROGRAMS:
+        return None
+    args = list(command[1:])
+    for index, arg in enumerate(args):
+        if arg in ("-D", "--device"):
+            return args[index + 1] if index + 1 < len(args) else ""
+        if arg.startswith("--device="):
+            return arg.partition("=")[2]
+        if arg.startswith("-D"):
+            return arg[2:]
+    return None
+
+
+def check_capture_device(command: Sequence[str], capture_devices: Sequence[str]) -> None:
+    """SourceError unless the capture device ``command`` names (if any) is a configured one."""
+    device = named_capture_device(command)
+    if device is None or device in capture_devices:
+        return
+    configured = ", ".join(capture_devices) if capture_devices else "none yet"
+    raise SourceError(
+        "command",
+        f"capture device {device!r} is not one of the capture devices in the hardware "
+        f"settings (configured: {configured}); an admin adds it there first",
+    )
 
 
 def _boolean(value: Any, name: str) -> bool:
