@@ -6,12 +6,14 @@ migrations to it.
 
 import alertstation.alerts.poll.tables  # noqa: F401
 import alertstation.alerts.tables  # noqa: F401
+import alertstation.audio.tables  # noqa: F401
 import alertstation.audit.tables  # noqa: F401
 import alertstation.auth.tables  # noqa: F401
 import alertstation.db.tables  # noqa: F401
 import alertstation.eas.airing.tables  # noqa: F401
 import alertstation.eas.forward.tables  # noqa: F401
 import alertstation.eas.tables  # noqa: F401
+import alertstation.operations.tables  # noqa: F401
 import alertstation.security.autoban.tables  # noqa: F401
 import alertstation.security.bans.tables  # noqa: F401
 import alertstation.security.hostban.tables  # noqa: F401
