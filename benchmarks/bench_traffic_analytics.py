@@ -13,7 +13,8 @@ a transaction that is rolled back).
 
 ``traffic.http_recording``: ``GET /login`` (a public page that needs no database) from a public
 address through the whole station app with request recording on, against a bare Falcon app
-answering the same bytes. After timing, the recorded rows are flushed and none was dropped.
+answering the same bytes (the flood detector's threshold raised to its maximum so the timed
+client is never banned). After timing, the recorded rows are flushed and none was dropped.
 
 The log is generated once per session under the pytest temporary directory. With
 ``--benchmark-disable`` (CI's correctness run) a 5,000-line log is used instead, so the checks
@@ -39,6 +40,8 @@ from alertstation.app import create_app
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
+from alertstation.security.autoban.settings import FLOOD, MAX_THRESHOLD
+from alertstation.security.autoban.settings import save_settings as save_autoban
 from alertstation.traffic import reports, rollups
 from alertstation.traffic.importer import import_file
 from alertstation.traffic.period import Filters, parse_period
@@ -201,6 +204,8 @@ def http_clients(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     clock = Clock()
     with begin_write(engine) as conn:
         save_settings(conn, {"enabled": True}, clock())
+        # The flood detector (300 requests in 10 s by default) would ban the timed client.
+        save_autoban(conn, {"detectors": {FLOOD: {"threshold": MAX_THRESHOLD}}}, clock())
     app = create_app(make_settings(folder, str(engine.url)), engine=engine, clock=clock)
     station = falcon.testing.TestClient(app)
     page = station.simulate_get("/login", remote_addr=VISITOR)
