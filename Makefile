@@ -54,7 +54,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting
 test: test-deps build lint ## Install test needs, lint, and run the whole suite on SQLite and PostgreSQL
 	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 \
 	  $(PY) scripts/pg_throwaway.py -- \
-	  $(PY) -m pytest tests benchmarks --benchmark-disable -p no:cacheprovider $(PYTEST_ARGS)
+	  $(PY) -m pytest tests benchmarks --benchmark-disable -p no:cacheprovider --durations=25 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-clock-ahead
 
 # Tests whose clocks meet a real one (sessions, signed cookies, daemons, schedules). They run again
