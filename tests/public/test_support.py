@@ -13,7 +13,11 @@ from alertstation.alerts.poll.tables import poll_sources
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import head_revision
 from alertstation.operations.public.diagnostics import REDACTED, scrub
-from alertstation.operations.public.repo_stats import changelog_excerpt, kernel_names
+from alertstation.operations.public.repo_stats import (
+    changelog_excerpt,
+    changelog_path,
+    kernel_names,
+)
 from alertstation.settings import ENV_FILE
 from alertstation.version import __version__
 from alertstation.worker.heartbeat import beat
@@ -123,7 +127,13 @@ def test_repo_stats_shows_version_schema_kernels_and_changelog(
     for name in names:
         assert f'data-kernel="{name}"' in html
     assert html.count(">compiled</span>") == len(names)
-    assert 'id="changelog"' in html and "<h3>Added</h3>" in html
+    assert 'id="changelog"' in html
+    # The page renders the excerpt of the real changelog, whatever it holds today.
+    path = changelog_path()
+    assert path is not None
+    excerpt = changelog_excerpt(path.read_text(encoding="utf-8"), __version__)
+    heading = next(line[4:] for line in excerpt.splitlines() if line.startswith("### "))
+    assert f"<h3>{heading}</h3>" in html
 
 
 CHANGELOG = """# Changelog
