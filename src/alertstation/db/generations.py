@@ -8,6 +8,7 @@ transaction never leaves a cache ahead of its table.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -16,11 +17,13 @@ from typing import Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.db.tables import generations
 from alertstation.db.types import utcnow
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def bump_generation(conn: Connection, name: str) -> int:
@@ -114,3 +117,47 @@ class GenerationCache(Generic[T]):
                     value = snapshot.value
             self._snapshot = _Snapshot(value, current, now)
             return value, current
+
+
+class FallbackCache(Generic[T]):
+    """A GenerationCache for settings that must never fail a request while the database is down.
+
+    ``get()`` answers the last good value (the ``default`` before the first) while the database
+    cannot be read, logs the outage once per ``check_interval``, and tries again after that.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        name: str,
+        build: Callable[[Connection], T],
+        default: T,
+        *,
+        what: str,
+        check_interval: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cache: GenerationCache[T] = GenerationCache(
+            engine, name, build, check_interval=check_interval, clock=monotonic
+        )
+        self._what = what
+        self._check_interval = check_interval
+        self._monotonic = monotonic
+        self._last = default
+        self._retry_at = float("-inf")
+
+    def get(self) -> T:
+        """Return the settings; while the database is down, the last good ones (or defaults)."""
+        if self._monotonic() < self._retry_at:
+            return self._last
+        try:
+            self._last = self._cache.get()
+        except SQLAlchemyError as ex:
+            self._retry_at = self._monotonic() + self._check_interval
+            log.error("%s unavailable (%s); using the last ones", self._what, type(ex).__name__)
+        return self._last
+
+    def clear(self) -> None:
+        """Reload on the next get() (call after saving in this process)."""
+        self._cache.clear()
+        self._retry_at = float("-inf")

@@ -19,9 +19,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 
-from alertstation.db.generations import GenerationCache, bump_generation
+from alertstation.db.generations import FallbackCache, bump_generation
 from alertstation.db.types import as_utc
 from alertstation.errors import Invalid
 from alertstation.traffic.tables import TRAFFIC_GENERATION, traffic_analytics_settings
@@ -171,7 +171,7 @@ def check_skip_paths(value: object) -> tuple[str, ...]:
     return tuple(paths)
 
 
-class TrafficSettingsCache:
+class TrafficSettingsCache(FallbackCache[TrafficSettings]):
     """Hold the settings in memory; follows the ``traffic`` generation, survives outages."""
 
     def __init__(
@@ -181,33 +181,15 @@ class TrafficSettingsCache:
         check_interval: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._cache: GenerationCache[TrafficSettings] = GenerationCache(
+        super().__init__(
             engine,
             TRAFFIC_GENERATION,
             load_settings,
+            TrafficSettings(),
+            what="traffic settings",
             check_interval=check_interval,
-            clock=monotonic,
+            monotonic=monotonic,
         )
-        self._check_interval = check_interval
-        self._monotonic = monotonic
-        self._last = TrafficSettings()
-        self._retry_at = float("-inf")
-
-    def get(self) -> TrafficSettings:
-        """Return the settings; while the database is down, the last good ones (or defaults)."""
-        if self._monotonic() < self._retry_at:
-            return self._last
-        try:
-            self._last = self._cache.get()
-        except SQLAlchemyError as ex:
-            self._retry_at = self._monotonic() + self._check_interval
-            log.error("traffic settings unavailable (%s); using the last ones", type(ex).__name__)
-        return self._last
-
-    def clear(self) -> None:
-        """Reload on the next get() (call after saving in this process)."""
-        self._cache.clear()
-        self._retry_at = float("-inf")
 
 
 _caches: weakref.WeakKeyDictionary[Engine, TrafficSettingsCache] = weakref.WeakKeyDictionary()

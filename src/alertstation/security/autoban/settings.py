@@ -20,9 +20,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Column, Connection, Engine, Table, select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 
-from alertstation.db.generations import GenerationCache, bump_generation
+from alertstation.db.generations import FallbackCache, bump_generation
 from alertstation.db.types import as_utc
 from alertstation.errors import Invalid
 from alertstation.security.autoban.tables import AUTOBAN_GENERATION, autoban_rules, autoban_settings
@@ -298,7 +298,7 @@ def path_pattern(paths: tuple[str, ...]) -> re.Pattern[str] | None:
 # --- the per-engine cache -------------------------------------------------------------------
 
 
-class AutobanSettingsCache:
+class AutobanSettingsCache(FallbackCache[AutobanSettings]):
     """Hold the settings in memory; follows the ``autoban`` generation, survives outages."""
 
     def __init__(
@@ -308,32 +308,12 @@ class AutobanSettingsCache:
         check_interval: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._cache: GenerationCache[AutobanSettings] = GenerationCache(
+        super().__init__(
             engine,
             AUTOBAN_GENERATION,
             load_settings,
+            AutobanSettings(),
+            what="automatic-ban settings",
             check_interval=check_interval,
-            clock=monotonic,
+            monotonic=monotonic,
         )
-        self._check_interval = check_interval
-        self._monotonic = monotonic
-        self._last = AutobanSettings()
-        self._retry_at = float("-inf")
-
-    def get(self) -> AutobanSettings:
-        """Return the settings; while the database is down, the last good ones (or defaults)."""
-        if self._monotonic() < self._retry_at:
-            return self._last
-        try:
-            self._last = self._cache.get()
-        except SQLAlchemyError as ex:
-            self._retry_at = self._monotonic() + self._check_interval
-            log.error(
-                "automatic-ban settings unavailable (%s); using the last ones", type(ex).__name__
-            )
-        return self._last
-
-    def clear(self) -> None:
-        """Reload on the next get() (call after saving in this process)."""
-        self._cache.clear()
-        self._retry_at = float("-inf")
