@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Engine
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, Engine, create_engine
 
 from alertstation.db import GenerationCache, bump_generation, read_generation
 from alertstation.db.engine import begin_write
+from alertstation.db.generations import FallbackCache
 from tests.support import clear_tables
 
 
@@ -60,5 +64,36 @@ def test_cache_rebuilds_only_when_generation_moves_and_at_most_once_a_second(
         assert cache.get() == 2, "no rebuild while the generation is unchanged"
         cache.clear()
         assert cache.get() == 3
+    finally:
+        clear_tables(engine)
+
+
+def test_fallback_cache_answers_the_last_good_value_while_the_database_is_down(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    builds: list[int] = []
+
+    def build(conn: Connection) -> int:
+        builds.append(1)
+        return read_generation(conn, "zones") + 10
+
+    down = create_engine(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")  # cannot be opened
+    before = FallbackCache(down, "zones", build, -1, what="zone settings", monotonic=clock)
+    assert before.get() == -1  # the default, never an exception
+    assert "zone settings unavailable" in caplog.text
+
+    try:
+        cache = FallbackCache(engine, "zones", build, -1, what="zone settings", monotonic=clock)
+        assert cache.get() == 10
+        cache._cache._engine = down  # the database goes away
+        with begin_write(engine) as conn:
+            bump_generation(conn, "zones")
+        clock.now += 2
+        assert cache.get() == 10  # the last good value
+        cache._cache._engine = engine  # and comes back
+        assert cache.get() == 10  # not retried within the check interval
+        clock.now += 2
+        assert cache.get() == 11
     finally:
         clear_tables(engine)
