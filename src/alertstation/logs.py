@@ -83,11 +83,14 @@ def configure_logging(
     else:
         handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("alertstation")
-    root.handlers[:] = [handler]
+    # Handlers that watch the logs rather than write them (the recent-errors ring of the
+    # diagnostics bundle) say so with ``keep_on_reconfigure`` and stay attached.
+    kept = [h for h in previous if getattr(h, "keep_on_reconfigure", False)]
+    root.handlers[:] = [handler, *kept]
     root.setLevel(level)
     root.propagate = False
     for replaced in previous:
-        if isinstance(replaced, BackgroundLineHandler):
+        if isinstance(replaced, BackgroundLineHandler) and replaced not in kept:
             replaced.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from pathlib import Path
 
@@ -12,7 +13,9 @@ from sqlalchemy import Engine
 from alertstation.alerts.poll.tables import poll_sources
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import head_revision
+from alertstation.logs import configure_logging
 from alertstation.operations.public.diagnostics import REDACTED, scrub
+from alertstation.operations.public.errorlog import recent_errors
 from alertstation.operations.public.repo_stats import (
     changelog_excerpt,
     changelog_path,
@@ -162,3 +165,18 @@ def test_changelog_excerpt_picks_unreleased_and_the_running_version() -> None:
     empty_unreleased = CHANGELOG.replace("### Added\n- a new thing\n", "")
     assert "Unreleased" not in changelog_excerpt(empty_unreleased, "2.1.0")
     assert changelog_excerpt(CHANGELOG, "2.1.0", lines=3).endswith("…")
+
+
+def test_the_error_ring_survives_a_logging_reconfiguration() -> None:
+    logger = logging.getLogger("alertstation")
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    try:
+        ring = recent_errors()
+        configure_logging("INFO", "json", stream=io.StringIO())
+        logging.getLogger("alertstation.tests").error("after reconfiguration %s", "marker-7Qx")
+        assert ring in logger.handlers
+        assert ring.entries()[0]["message"] == "after reconfiguration marker-7Qx"
+        logger.removeHandler(ring)
+        assert recent_errors() is ring and ring in logger.handlers
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved

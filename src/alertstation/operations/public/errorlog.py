@@ -19,6 +19,9 @@ MESSAGE_CHARS = 500
 class RecentErrors(logging.Handler):
     """Keep the last ``SIZE`` records at ERROR or above."""
 
+    #: ``configure_logging`` keeps this handler when it replaces the station's output handlers.
+    keep_on_reconfigure = True
+
     def __init__(self, size: int = SIZE) -> None:
         super().__init__(level=logging.ERROR)
         self._records: deque[dict[str, Any]] = deque(maxlen=size)
@@ -57,5 +60,7 @@ def recent_errors() -> RecentErrors:
     with _install_guard:
         if _installed is None:
             _installed = RecentErrors()
-            logging.getLogger("alertstation").addHandler(_installed)
+        logger = logging.getLogger("alertstation")
+        if _installed not in logger.handlers:  # attached again if something removed it
+            logger.addHandler(_installed)
         return _installed
