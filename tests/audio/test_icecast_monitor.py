@@ -1,6 +1,6 @@
 """The audio monitor against a real Icecast (Debian's icecast2) whose mount needs a listener login.
 
-A private icecast2 on a free loopback port (as in ``tests/eas/test_icecast.py``) protects the
+A private icecast2 on a free loopback port (``tests.icecast``) protects the
 mount ``/wx.mp3`` with Icecast's own mount authentication (an htpasswd file). ffmpeg feeds it,
 looping, a WAV of espeak-ng speech, 10 s of silence and a header rendered by our encoder. With
 the right credentials the source runs, the header reaches ``/api/eas/received`` and a silence
@@ -10,18 +10,11 @@ Waits have generous deadlines and assert no time.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import pwd
 import secrets
-import shutil
-import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +26,8 @@ from alertstation.audio.tables import audio_alerts, audio_sources
 from alertstation.audit.tables import audit_logs
 from alertstation.eas.audio import render_message, write_wav
 from tests.audio.test_monitor import monitoring, operator, wait_for
-from tests.eas.test_icecast import SERVER_ACCOUNT, free_port
 from tests.eas.test_multimon import require_tool
+from tests.icecast import IcecastServer, ListenerLogin, icecast_server
 from tests.support import StationHarness
 
 MOUNT = "/wx.mp3"
@@ -43,58 +36,7 @@ LISTENER = "monitor"
 LISTENER_PASSWORD = "Ice-Listener-Pa55-" + secrets.token_hex(4)
 HEADER = "ZCZC-WXR-SVR-039173+0030-3281720-KXYZ/NWS-"
 
-CONFIG = """<icecast>
-  <location>test</location>
-  <admin>test@localhost</admin>
-  <hostname>127.0.0.1</hostname>
-  <limits>
-    <clients>20</clients>
-    <sources>4</sources>
-    <source-timeout>10</source-timeout>
-  </limits>
-  <authentication>
-    <source-password>{password}</source-password>
-    <admin-user>admin</admin-user>
-    <admin-password>{admin}</admin-password>
-  </authentication>
-  <listen-socket>
-    <port>{port}</port>
-    <bind-address>127.0.0.1</bind-address>
-  </listen-socket>
-  <mount type="normal">
-    <mount-name>{mount}</mount-name>
-    <authentication type="htpasswd">
-      <option name="filename" value="{users}"/>
-      <option name="allow_duplicate_users" value="1"/>
-    </authentication>
-  </mount>
-  <paths>
-    <basedir>/usr/share/icecast2</basedir>
-    <logdir>{logdir}</logdir>
-    <webroot>/usr/share/icecast2/web</webroot>
-    <adminroot>/usr/share/icecast2/admin</adminroot>
-  </paths>
-  <logging>
-    <accesslog>access.log</accesslog>
-    <errorlog>error.log</errorlog>
-    <loglevel>3</loglevel>
-  </logging>
-</icecast>
-"""
-
-
-@dataclass(frozen=True)
-class ProtectedIcecast:
-    port: int
-    folder: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{MOUNT}"
-
-    def log(self) -> str:
-        path = self.folder / "log" / "error.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
+LOGIN = ListenerLogin(MOUNT, LISTENER, LISTENER_PASSWORD)
 
 
 def programme(folder: Path) -> Path:
@@ -128,49 +70,11 @@ def programme(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def icecast() -> Iterator[ProtectedIcecast]:
+def icecast() -> Iterator[IcecastServer]:
     """Run icecast2 with a protected mount and an ffmpeg source looping the programme."""
-    program = require_tool("icecast2")
     ffmpeg = require_tool("ffmpeg")
-    folder = Path(tempfile.mkdtemp(prefix="alertstation-audio-icecast-"))
-    server = ProtectedIcecast(free_port(), folder)
-    source_password = secrets.token_urlsafe(12)
-    (folder / "log").mkdir()
-    users = folder / "listeners"
-    digest = hashlib.md5(LISTENER_PASSWORD.encode()).hexdigest()  # noqa: S324 - Icecast's format
-    users.write_text(f"{LISTENER}:{digest}\n")
-    config = folder / "icecast.xml"
-    config.write_text(
-        CONFIG.format(
-            password=source_password,
-            admin=secrets.token_urlsafe(12),
-            port=server.port,
-            mount=MOUNT,
-            users=users,
-            logdir=folder / "log",
-        )
-    )
-    command = [program, "-c", str(config)]
-    if os.geteuid() == 0:
-        account = pwd.getpwnam(SERVER_ACCOUNT)
-        for path in (folder, folder / "log", config, users):
-            os.chown(path, account.pw_uid, account.pw_gid)
-        command = ["runuser", "-u", SERVER_ACCOUNT, "--", *command]
-    wav = programme(folder)
-    server_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    source: subprocess.Popen[bytes] | None = None
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if server_process.poll() is not None:
-                pytest.fail(f"icecast2 exited with {server_process.returncode}: {server.log()}")
-            try:
-                socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"icecast2 did not listen on {server.port}: {server.log()}")
-                time.sleep(0.1)
+    with icecast_server("alertstation-audio-icecast-", protected=LOGIN) as server:
+        wav = programme(server.folder)
         source = subprocess.Popen(
             [
                 ffmpeg,
@@ -190,26 +94,21 @@ def icecast() -> Iterator[ProtectedIcecast]:
                 "audio/mpeg",
                 "-f",
                 "mp3",
-                f"icecast://source:{source_password}@127.0.0.1:{server.port}{MOUNT}",
+                f"icecast://source:{server.password}@127.0.0.1:{server.port}{MOUNT}",
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        yield server
-    finally:
-        for process in (source, server_process):
-            if process is None:
-                continue
-            process.terminate()
+        try:
+            yield server
+        finally:
+            source.terminate()
             try:
-                process.wait(timeout=10)
+                source.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if server_process.stderr:
-            server_process.stderr.close()
-        shutil.rmtree(folder, ignore_errors=True)
+                source.kill()
+                source.wait()
 
 
 def add(ops: Any, url: str, password: str) -> int:
@@ -231,17 +130,17 @@ def source_row(station: StationHarness, source_id: int) -> Any:
 
 
 def test_a_protected_mount_runs_with_the_right_credentials(
-    icecast: ProtectedIcecast, audio_station: StationHarness, caplog: pytest.LogCaptureFixture
+    icecast: IcecastServer, audio_station: StationHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     ops = operator(audio_station)
     test = ops.request(
         "POST",
         "/api/audio/sources/test-stream",
-        json={"url": icecast.url, "device_params": {"auth_username": LISTENER}},
+        json={"url": icecast.url(MOUNT), "device_params": {"auth_username": LISTENER}},
     )
     assert test.json["status"] == 401, (test.json, icecast.log())
-    source_id = add(ops, icecast.url, LISTENER_PASSWORD)
+    source_id = add(ops, icecast.url(MOUNT), LISTENER_PASSWORD)
     with monitoring(audio_station):
         wait_for(lambda: source_row(audio_station, source_id).state == "running", "running")
 
@@ -273,10 +172,10 @@ def test_a_protected_mount_runs_with_the_right_credentials(
 
 
 def test_a_wrong_password_is_fatal_and_not_retried(
-    icecast: ProtectedIcecast, audio_station: StationHarness
+    icecast: IcecastServer, audio_station: StationHarness
 ) -> None:
     ops = operator(audio_station)
-    source_id = add(ops, icecast.url, "not-the-password")
+    source_id = add(ops, icecast.url(MOUNT), "not-the-password")
     with monitoring(audio_station) as monitor:
         fatal = wait_for(
             lambda: (row := source_row(audio_station, source_id)).state == "fatal" and row,

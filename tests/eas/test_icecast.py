@@ -1,26 +1,18 @@
 """The Icecast output against a real Icecast server (Debian's icecast2) on loopback.
 
-A throwaway server runs from a private configuration (random free port, custom source
-password, its own log folder), as the ``icecast2`` account when the tests run as root (Icecast
-refuses to run as root). A message aired through the queue is streamed to a mount; a listener
-pulls the mount over HTTP at the same time, ffmpeg decodes the MP3 it received to PCM, and both
-multimon-ng and the station's own decoder must find exactly the header that was sent.
+A throwaway server (``tests.icecast``) runs from a private configuration on a free port. A
+message aired through the queue is streamed to a mount; a listener pulls the mount over HTTP at
+the same time, ffmpeg decodes the MP3 it received to PCM, and both multimon-ng and the station's
+own decoder must find exactly the header that was sent.
 """
 
 from __future__ import annotations
 
 import http.client
-import os
-import pwd
-import secrets
-import shutil
-import socket
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,117 +40,24 @@ from alertstation.eas.audio import render_message
 from alertstation.eas.decode import decode_pcm
 from alertstation.same import SameHeader
 from tests.eas.test_multimon import MULTIMON_RATE, multimon, require_tool
+from tests.icecast import IcecastServer, icecast_server
 from tests.support import Clock, create_database, make_settings
 
 MOUNT = "/eas.mp3"
-SERVER_ACCOUNT = "icecast2"  # created by Debian's icecast2 package
-
-CONFIG = """<icecast>
-  <location>test</location>
-  <admin>test@localhost</admin>
-  <hostname>127.0.0.1</hostname>
-  <limits>
-    <clients>20</clients>
-    <sources>4</sources>
-    <burst-on-connect>1</burst-on-connect>
-    <burst-size>65535</burst-size>
-    <source-timeout>10</source-timeout>
-  </limits>
-  <authentication>
-    <source-password>{password}</source-password>
-    <admin-user>admin</admin-user>
-    <admin-password>{admin}</admin-password>
-  </authentication>
-  <listen-socket>
-    <port>{port}</port>
-    <bind-address>127.0.0.1</bind-address>
-  </listen-socket>
-  <paths>
-    <basedir>/usr/share/icecast2</basedir>
-    <logdir>{logdir}</logdir>
-    <webroot>/usr/share/icecast2/web</webroot>
-    <adminroot>/usr/share/icecast2/admin</adminroot>
-  </paths>
-  <logging>
-    <accesslog>access.log</accesslog>
-    <errorlog>error.log</errorlog>
-    <loglevel>3</loglevel>
-  </logging>
-</icecast>
-"""
 
 
-@dataclass(frozen=True)
-class IcecastServer:
-    """A running throwaway Icecast: where it listens and its source password."""
-
-    port: int
-    password: str
-    folder: Path
-
-    def target(self, mount: str = MOUNT, password: str | None = None) -> IcecastTarget:
-        return IcecastTarget(
-            "127.0.0.1", self.port, mount, "source", self.password if password is None else password
-        )
-
-    def log(self) -> str:
-        path = self.folder / "log" / "error.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def target(server: IcecastServer, mount: str = MOUNT, password: str | None = None) -> IcecastTarget:
+    """Where the station's Icecast output streams to on ``server``."""
+    return IcecastTarget(
+        "127.0.0.1", server.port, mount, "source", server.password if password is None else password
+    )
 
 
 @pytest.fixture(scope="module")
 def icecast() -> Iterator[IcecastServer]:
     """Start a private icecast2 on a free loopback port; stop it and remove its files after."""
-    program = require_tool("icecast2")
-    folder = Path(tempfile.mkdtemp(prefix="alertstation-icecast-"))
-    server = IcecastServer(free_port(), secrets.token_urlsafe(12), folder)
-    (folder / "log").mkdir()
-    config = folder / "icecast.xml"
-    config.write_text(
-        CONFIG.format(
-            password=server.password,
-            admin=secrets.token_urlsafe(12),
-            port=server.port,
-            logdir=folder / "log",
-        )
-    )
-    command = [program, "-c", str(config)]
-    if os.geteuid() == 0:
-        account = pwd.getpwnam(SERVER_ACCOUNT)
-        for path in (folder, folder / "log", config):
-            os.chown(path, account.pw_uid, account.pw_gid)
-        command = ["runuser", "-u", SERVER_ACCOUNT, "--", *command]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                pytest.fail(f"icecast2 exited with {process.returncode}: {stderr}{server.log()}")
-            try:
-                socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"icecast2 did not listen on {server.port}: {server.log()}")
-                time.sleep(0.1)
+    with icecast_server() as server:
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Listener(threading.Thread):
@@ -271,7 +170,7 @@ def test_a_message_aired_through_icecast_decodes_exactly(
 
 
 def test_a_wrong_source_password_is_a_clear_error(icecast: IcecastServer) -> None:
-    output = IcecastOutput(icecast.target(password="not-the-password"))
+    output = IcecastOutput(target(icecast, password="not-the-password"))
     message = AiredMessage("ZCZC-EAS-RWT-051059+0030-3251200-WXYZ/FM -", np.zeros(800, "<i2"), 8000)
     with pytest.raises(IcecastError) as caught:
         output.play(message)
@@ -281,10 +180,10 @@ def test_a_wrong_source_password_is_a_clear_error(icecast: IcecastServer) -> Non
 
 
 def test_a_mount_in_use_is_a_clear_error(icecast: IcecastServer) -> None:
-    first = connect_source(icecast.target("/busy.mp3"))
+    first = connect_source(target(icecast, "/busy.mp3"))
     try:
         with pytest.raises(IcecastError, match=r"mount /busy\.mp3 is in use"):
-            connect_source(icecast.target("/busy.mp3"))
+            connect_source(target(icecast, "/busy.mp3"))
     finally:
         first.close()
 
