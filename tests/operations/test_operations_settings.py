@@ -15,8 +15,8 @@ from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import relays
 from alertstation.errors import Invalid
-from alertstation.operations import settings as store
 from alertstation.operations.speech import ESPEAK
+from alertstation.settings_admin import sections as store
 from alertstation.traffic.settings import load_settings as load_traffic_settings
 from alertstation.traffic.settings import save_settings as save_traffic_settings
 from tests.support import StationHarness as Station

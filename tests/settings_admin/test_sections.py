@@ -10,18 +10,12 @@ from sqlalchemy import Engine
 import alertstation.schema
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
-from alertstation.operations import settings as operations_settings
 from alertstation.settings_admin import sections
 from alertstation.settings_admin.tables import operations_settings as table
 
 
 def test_the_schema_holds_the_sections_table_from_its_lower_home() -> None:
     assert alertstation.schema.metadata.tables["operations_settings"] is table
-
-
-def test_operations_keeps_its_import_path() -> None:
-    assert operations_settings.save is sections.save
-    assert operations_settings.tts_settings is sections.tts_settings
 
 
 def test_a_section_saves_and_reads_back_without_the_operations_package(engine: Engine) -> None:
