@@ -5,7 +5,9 @@ the stream itself through the outbound client (credentials in request headers, n
 line), strips ICY metadata (keeping the title) and pipes the bytes into ffmpeg's standard input;
 for a ``receiver`` the allowlisted program's standard output is ffmpeg's input. ffmpeg writes
 signed 16-bit mono PCM at ``MonitorSettings.sample_rate``, which feeds the level meter (silence
-and clipping alerts) and any listeners (the SAME monitor).
+and clipping alerts) and any listeners (the SAME monitor, the rolling archive). A listener with
+an ``end_session(source_id)`` method hears when a source's session ends, and one with
+``close()`` when the monitor stops.
 
 States, written to ``audio_sources`` so every web process shows them:
 
@@ -41,6 +43,7 @@ from sqlalchemy import Row
 from sqlalchemy import select as sql_select
 
 from alertstation.audio import alerts
+from alertstation.audio.archive import ArchiveRecorder
 from alertstation.audio.levels import LevelMeter, Levels
 from alertstation.audio.preflight import describe_status, headers_for, resolve_stream
 from alertstation.audio.same_monitor import SameMonitor
@@ -289,10 +292,21 @@ class SourceRunner:
                 )
                 assert program.stdout is not None
                 program.stdout.close()  # ffmpeg holds it now
+            stack.callback(self._end_listeners)
             heard = self._listen(decoder, splitter)
             if failures:
                 raise failures[0]
             return heard
+
+    def _end_listeners(self) -> None:
+        """Tell the listeners that keep per-session state (the archive) that the session ended."""
+        for listener in self.listeners:
+            end = getattr(listener, "end_session", None)
+            if end is not None:
+                try:
+                    end(self.source_id)
+                except Exception:  # noqa: BLE001 - a listener must never stop monitoring
+                    log.exception("audio source %s: a listener failed", self.source_id)
 
     def _apply_saved_settings(self) -> None:
         """Take the decoder-monitor thresholds saved on the settings page (not the rate)."""
@@ -544,21 +558,27 @@ class AudioMonitor:
                 runner.halt.set()
             for _, thread in self.runners.values():
                 thread.join(timeout=15)
+            for listener in self.listeners:
+                close = getattr(listener, "close", None)
+                if close is not None:
+                    close()
 
 
 def start_monitor(
     station: Station, stop: threading.Event, settings: MonitorSettings | None = None
 ) -> threading.Thread:
-    """Start the audio monitor, with the SAME monitor listening, in a daemon thread.
+    """Start the audio monitor, with the SAME monitor and the archive listening, in a thread.
 
     The worker does this once it leads.
     """
     if settings is None:
         with station.engine.connect() as conn:
             settings = MonitorSettings(sample_rate=get_audio_settings(conn).sample_rate)
-    monitor = AudioMonitor(
-        station, stop, settings, listeners=[SameMonitor(station, settings.sample_rate)]
-    )
+    listeners: list[AudioListener] = [
+        SameMonitor(station, settings.sample_rate),
+        ArchiveRecorder(station, settings.sample_rate, ffmpeg=settings.ffmpeg),
+    ]
+    monitor = AudioMonitor(station, stop, settings, listeners=listeners)
     thread = threading.Thread(target=monitor.run, name="audio-monitor", daemon=True)
     thread.start()
     return thread

@@ -9,25 +9,47 @@ from __future__ import annotations
 import falcon
 from sqlalchemy import select
 
-from alertstation.audio import alerts
+from alertstation.audio import alerts, archive
 from alertstation.audio.resources import received_as_dict
+from alertstation.audio.settings import get_audio_settings
 from alertstation.audio.sources import list_sources, source_as_dict
 from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.context import Station
 
 PAGE_ROWS = 100
+ARCHIVE_ROWS = 20
 
 
 class SourcesPage:
-    """GET /audio: a card per source with its state, level, ICY title, error and restart."""
+    """GET /audio: a card per source with its state, level, ICY title, error, restart, archive."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        with self._station.engine.connect() as conn:
+        station = self._station
+        with station.engine.connect() as conn:
             sources = [source_as_dict(row) for row in list_sources(conn)]
-        self._station.templates.page(req, resp, "audio.html", sources=sources)
+            settings = get_audio_settings(conn)
+        data_dir = station.settings.data_dir
+        archives = {
+            source["id"]: [
+                segment.as_dict()
+                for segment in archive.list_segments(data_dir, source["id"])[:ARCHIVE_ROWS]
+            ]
+            for source in sources
+        }
+        station.templates.page(
+            req,
+            resp,
+            "audio.html",
+            sources=sources,
+            archives=archives,
+            archive_enabled=settings.archive_enabled,
+            archive_profile=settings.archive_stream_profile.as_dict(),
+            archive_segment_minutes=settings.archive_segment_minutes,
+            archive_retention_days=settings.archive_retention_days,
+        )
 
 
 class AlertsPage:

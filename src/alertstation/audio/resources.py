@@ -14,7 +14,7 @@ from typing import Any
 import falcon
 from sqlalchemy import func, select
 
-from alertstation.audio import alerts
+from alertstation.audio import alerts, archive
 from alertstation.audio.preflight import preflight
 from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.settings import (
@@ -406,6 +406,81 @@ class ReceivedAudio:
             raise NotFound(f"The audio of received message {message_id} is missing.") from None
         resp.content_type = "audio/wav"
         resp.data = data
+
+
+# --- the rolling archive ----------------------------------------------------------------------
+
+
+class ArchiveCollection:
+    """GET /api/audio/sources/{id}/archive: a source's finished segments, newest first."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        station = self._station
+        with station.engine.connect() as conn:
+            row = _get(conn, source_id, None)
+            settings = get_audio_settings(conn)
+        segments = archive.list_segments(station.settings.data_dir, source_id)
+        resp.media = {
+            "source_id": source_id,
+            "archive_enabled": settings.archive_enabled,
+            "archive_profile": settings.archive_stream_profile.as_dict(),
+            "archive_error": row.archive_error,
+            "archive_failures": row.archive_failures,
+            "items": [segment.as_dict() for segment in segments],
+        }
+
+
+class ArchiveSegment:
+    """GET (download) and DELETE of one segment; the name must be one the listing shows."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def _find(self, source_id: int, name: str) -> tuple[Any, archive.Segment, Any]:
+        with self._station.engine.connect() as conn:
+            row = _get(conn, source_id, None)
+        found = archive.find_segment(self._station.settings.data_dir, source_id, name)
+        if found is None:
+            raise NotFound(f"No archive segment {name!r} for audio source {source_id}.")
+        return row, found[0], found[1]
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, source_id: int, name: str) -> None:
+        _, segment, path = self._find(source_id, name)
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 - falcon closes the stream
+        except OSError:
+            raise NotFound(f"Archive segment {name!r} is gone.") from None
+        resp.content_type = segment.content_type
+        resp.downloadable_as = segment.name
+        resp.set_stream(stream, os.fstat(stream.fileno()).st_size)
+
+    def on_delete(
+        self, req: falcon.Request, resp: falcon.Response, source_id: int, name: str
+    ) -> None:
+        station = self._station
+        row, segment, path = self._find(source_id, name)
+        actor = Actor.from_request(req)
+        with begin_write(station.engine) as conn:
+            station.ledger.record_or_refuse(
+                conn,
+                actor,
+                CONFIG_UPDATED,
+                target="audio_archive",
+                details={
+                    "fields": ["segment"],
+                    "change": "deleted",
+                    "source_id": source_id,
+                    "segment": segment.name,
+                },
+            )
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                raise NotFound(f"Archive segment {name!r} is gone.") from None
+        resp.media = {"deleted": segment.name, "source_id": row.id}
 
 
 # --- settings ---------------------------------------------------------------------------------

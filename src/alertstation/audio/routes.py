@@ -1,4 +1,4 @@
-"""Routes of the audio package: sources, radio receivers and the stream test."""
+"""Routes of the audio package: sources, radio receivers, the stream test, alerts, archive."""
 
 from alertstation.audio import pages
 from alertstation.audio import resources as r
@@ -69,6 +69,30 @@ def routes(station: Station) -> list[Route]:
         ),
     ]
     settings = r.SettingsResource(station)
+    segment = r.ArchiveSegment(station)
+    received += [
+        Route(
+            "GET",
+            SOURCES + ONE + "/archive",
+            r.ArchiveCollection(station),
+            VIEW_CONFIG,
+            summary="A source's archive segments",
+        ),
+        Route(
+            "GET",
+            SOURCES + ONE + "/archive/{name}",
+            segment,
+            VIEW_CONFIG,
+            summary="Download an archive segment",
+        ),
+        Route(
+            "DELETE",
+            SOURCES + ONE + "/archive/{name}",
+            segment,
+            CONFIGURE,
+            summary="Delete an archive segment",
+        ),
+    ]
     received += [
         Route("GET", "/audio", pages.SourcesPage(station), need, summary="Audio sources page"),
         Route(

@@ -8,9 +8,10 @@ the route records in ``config.updated`` (names only, never values).
   (event codes never relayed automatically);
 * decoder monitor: ``silence_threshold_dbfs``, ``silence_seconds``, ``silence_hysteresis_db``,
   ``clipping_samples``, ``source_down_after_seconds``;
-* archives: ``archive_enabled`` and ``archive_retention_days`` (kept for the rolling recording of
-  each source; the recorder itself is not built yet);
-* stream profile: ``sample_rate`` ffmpeg decodes every source to (read when the monitor starts).
+* archives: ``archive_enabled``, ``archive_segment_minutes``, ``archive_retention_days`` and
+  ``archive_profile`` (the rolling recording of each source, ``alertstation.audio.archive``);
+* stream profiles: ``stream_profiles``, the named encodings (``alertstation.audio.profiles``);
+  ``sample_rate``, the rate ffmpeg decodes every source to (read when the monitor starts).
 
 The monitor reads them at the start of each source's session.
 """
@@ -26,6 +27,13 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, select
 
+from alertstation.audio.profiles import (
+    DEFAULT_ARCHIVE_PROFILE,
+    DEFAULT_PROFILES,
+    ProfileError,
+    StreamProfile,
+    read_profiles,
+)
 from alertstation.audio.tables import audio_settings
 from alertstation.same import EVENTS
 
@@ -54,14 +62,30 @@ class AudioSettings:
     clipping_samples: int = 10
     source_down_after_seconds: float = 60.0
     archive_enabled: bool = False
+    archive_segment_minutes: int = 10
     archive_retention_days: int = 7
+    archive_profile: str = DEFAULT_ARCHIVE_PROFILE
+    stream_profiles: tuple[StreamProfile, ...] = DEFAULT_PROFILES
     sample_rate: int = 22050
 
     def as_dict(self) -> dict[str, Any]:
         """Return the JSON form."""
         values = asdict(self)
         values["relay_excluded_events"] = list(self.relay_excluded_events)
+        values["stream_profiles"] = [profile.as_dict() for profile in self.stream_profiles]
         return values
+
+    def profile(self, name: str) -> StreamProfile | None:
+        """Return the stream profile called ``name`` (any case), or None."""
+        for profile in self.stream_profiles:
+            if profile.name.lower() == name.lower():
+                return profile
+        return None
+
+    @property
+    def archive_stream_profile(self) -> StreamProfile:
+        """Return the profile the archive encodes with (the first one if the name is gone)."""
+        return self.profile(self.archive_profile) or self.stream_profiles[0]
 
 
 FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in fields(AudioSettings))
@@ -109,6 +133,19 @@ def _rate(value: Any) -> int:
     return int(value)
 
 
+def _profiles(value: Any) -> tuple[StreamProfile, ...]:
+    try:
+        return read_profiles(value)
+    except ProfileError as ex:
+        raise AudioSettingsError(ex.field, str(ex)) from None
+
+
+def _profile_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise AudioSettingsError("archive_profile", "archive_profile must name a stream profile")
+    return value.strip()
+
+
 CHECKS: Final[dict[str, Any]] = {
     "eas_monitor_enabled": _bool("eas_monitor_enabled"),
     "relay_excluded_events": _events,
@@ -118,7 +155,10 @@ CHECKS: Final[dict[str, Any]] = {
     "clipping_samples": _number("clipping_samples", 1, 100_000, integer=True),
     "source_down_after_seconds": _number("source_down_after_seconds", 5, 86_400),
     "archive_enabled": _bool("archive_enabled"),
+    "archive_segment_minutes": _number("archive_segment_minutes", 1, 120, integer=True),
     "archive_retention_days": _number("archive_retention_days", 1, 365, integer=True),
+    "archive_profile": _profile_name,
+    "stream_profiles": _profiles,
     "sample_rate": _rate,
 }
 
@@ -155,6 +195,13 @@ def save_audio_settings(
     """Check and apply changes in the caller's write transaction; return (new, changed)."""
     current = get_audio_settings(conn)
     new = replace(current, **read_changes(body))
+    chosen = new.profile(new.archive_profile)
+    if chosen is None:
+        field = "archive_profile" if "archive_profile" in body else "stream_profiles"
+        raise AudioSettingsError(
+            field, f"archive_profile {new.archive_profile!r} is not one of the stream profiles"
+        )
+    new = replace(new, archive_profile=chosen.name)
     changed = sorted(name for name in FIELDS if getattr(new, name) != getattr(current, name))
     values = {
         "data": json.dumps(new.as_dict(), sort_keys=True),

@@ -466,6 +466,8 @@ def source_as_dict(row: Row[Any]) -> dict[str, Any]:
         "icy_title": row.icy_title,
         "last_audio_at": _iso(row.last_audio_at),
         "state_changed_at": _iso(row.state_changed_at),
+        "archive_error": row.archive_error,
+        "archive_failures": row.archive_failures,
         "created_at": _iso(row.created_at),
         "updated_at": _iso(row.updated_at),
     }

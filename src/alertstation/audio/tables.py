@@ -5,7 +5,8 @@
 secrets), the stored credentials in their own columns (``auth_password``, ``auth_header``; no
 response ever carries them), and the live status the monitor writes (``state``,
 ``error_message``, ``level_dbfs``, ``icy_title``, ``last_audio_at``), so every web process
-shows the same picture. ``restart_generation`` (bumped by one) is how a web process asks the
+shows the same picture (``archive_error`` and ``archive_failures`` are the rolling archive's).
+``restart_generation`` (bumped by one) is how a web process asks the
 monitor to restart a source.
 """
 
@@ -56,6 +57,9 @@ audio_sources = Table(
     Column("last_audio_at", UTCDateTime, nullable=True),
     Column("state_changed_at", UTCDateTime, nullable=True),
     Column("restart_generation", Integer, nullable=False, server_default="0"),
+    # The rolling archive's last failure (cleared by the next good segment) and failure count.
+    Column("archive_error", String(ERROR_WIDTH), nullable=True),
+    Column("archive_failures", Integer, nullable=False, server_default="0"),
 )
 
 # One row per audio alert the monitor opened: silence, clipping or source_down. It is "open"
