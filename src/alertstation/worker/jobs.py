@@ -11,6 +11,8 @@ from alertstation.alerts.poll.poller import poll_job
 from alertstation.alerts.service import expire_alerts_job
 from alertstation.audio.alerts import PRUNE_INTERVAL as AUDIO_ALERT_PRUNE_INTERVAL
 from alertstation.audio.alerts import prune_job as audio_alert_prune_job
+from alertstation.audio.archive import PRUNE_INTERVAL as AUDIO_ARCHIVE_PRUNE_INTERVAL
+from alertstation.audio.archive import prune_job as audio_archive_prune_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
 from alertstation.eas.forward.service import forward_job, rwt_job
@@ -63,4 +65,5 @@ JOBS: tuple[Job, ...] = (
     Job("traffic-maintenance", TRAFFIC_INTERVAL, traffic_job),
     Job("traffic-hostnames", HOSTNAME_INTERVAL, hostname_job),
     Job("audio-alert-retention", AUDIO_ALERT_PRUNE_INTERVAL, audio_alert_prune_job),
+    Job("audio-archive-retention", AUDIO_ARCHIVE_PRUNE_INTERVAL, audio_archive_prune_job),
 )
