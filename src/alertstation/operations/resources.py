@@ -22,6 +22,7 @@ from alertstation.errors import BadRequest, Invalid, ServiceUnavailable
 from alertstation.http.bodies import check_bool, json_object
 from alertstation.http.uploads import UploadTooLarge, read_limited, require_multipart
 from alertstation.operations import certificate as tls
+from alertstation.operations.pages import NoStorePage
 from alertstation.operations.speech import PREVIEW_TEXT, SpeechUnavailable, render_preview
 from alertstation.operations.speech import list_voices as espeak_voices
 from alertstation.settings import process_environment
@@ -82,22 +83,17 @@ def settings_snapshot(station: Station) -> dict[str, Any]:
     return sections
 
 
-class SettingsPage:
+class SettingsPage(NoStorePage):
     """GET /admin/settings: every operations settings section on one page."""
 
-    def __init__(self, station: Station) -> None:
-        self._station = station
+    template = "operations_settings.html"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.set_header("Cache-Control", "no-store")
-        self._station.templates.page(
-            req,
-            resp,
-            "operations_settings.html",
-            sections=settings_snapshot(self._station),
-            voices=espeak_voices(),
-            capture_found=capture_devices_found(),
-        )
+    def context(self, req: falcon.Request) -> dict[str, Any]:
+        return {
+            "sections": settings_snapshot(self._station),
+            "voices": espeak_voices(),
+            "capture_found": capture_devices_found(),
+        }
 
 
 class SettingsCollection:
@@ -306,14 +302,10 @@ def env_config_lines(station: Station) -> list[str]:
     return lines
 
 
-class EnvConfigPage:
+class EnvConfigPage(NoStorePage):
     """GET /admin/env_config: the effective configuration as an env file, secrets redacted."""
 
-    def __init__(self, station: Station) -> None:
-        self._station = station
+    template = "env_config.html"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.set_header("Cache-Control", "no-store")
-        self._station.templates.page(
-            req, resp, "env_config.html", lines=env_config_lines(self._station)
-        )
+    def context(self, req: falcon.Request) -> dict[str, Any]:
+        return {"lines": env_config_lines(self._station)}

@@ -6,7 +6,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import falcon
 
@@ -17,6 +17,7 @@ from alertstation.errors import Forbidden, ServiceUnavailable
 from alertstation.http.bodies import check_bool, form_or_json
 from alertstation.http.errors import wants_html
 from alertstation.operations.backup import HASH_WARNING, BackupError, write_backup
+from alertstation.operations.pages import NoStorePage
 from alertstation.operations.upkeep import database_size, optimize_database, upgrade_info
 
 log = logging.getLogger(__name__)
@@ -35,22 +36,17 @@ def _include_keys(value: object) -> bool:
     return check_bool(value, "include_keys") if value is not None else False
 
 
-class BackupPage:
+class BackupPage(NoStorePage):
     """GET /admin/operations/backup (the page) and POST (the archive as a download)."""
 
-    def __init__(self, station: Station) -> None:
-        self._station = station
+    template = "operations_backup.html"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.set_header("Cache-Control", "no-store")
-        self._station.templates.page(
-            req,
-            resp,
-            "operations_backup.html",
-            warning=HASH_WARNING,
-            is_admin=_is_admin(req),
-            backend=self._station.engine.dialect.name,
-        )
+    def context(self, req: falcon.Request) -> dict[str, Any]:
+        return {
+            "warning": HASH_WARNING,
+            "is_admin": _is_admin(req),
+            "backend": self._station.engine.dialect.name,
+        }
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body, _ = form_or_json(req)
