@@ -17,7 +17,6 @@ import alertstation.operations.tables  # noqa: F401
 import alertstation.security.autoban.tables  # noqa: F401
 import alertstation.security.bans.tables  # noqa: F401
 import alertstation.security.hostban.tables  # noqa: F401
-import alertstation.settings_admin.tables  # noqa: F401
 import alertstation.traffic.tables  # noqa: F401
 import alertstation.zones.tables  # noqa: F401
 from alertstation.db.metadata import metadata
