@@ -135,6 +135,16 @@ def _listening(process: subprocess.Popen[bytes], server: IcecastServer) -> bool:
     return True
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process``; kill it if it has not ended after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def icecast_server(
     prefix: str = "alertstation-icecast-",
@@ -164,12 +174,7 @@ def icecast_server(
             pytest.fail(f"{ex}: {server.log()}")
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         if process.stderr:
             process.stderr.close()
         shutil.rmtree(folder, ignore_errors=True)

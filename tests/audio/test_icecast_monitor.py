@@ -27,7 +27,7 @@ from alertstation.audit.tables import audit_logs
 from alertstation.eas.audio import render_message, write_wav
 from tests.audio.test_monitor import monitoring, operator, wait_for
 from tests.eas.test_multimon import require_tool
-from tests.icecast import IcecastServer, ListenerLogin, icecast_server
+from tests.icecast import IcecastServer, ListenerLogin, icecast_server, stop
 from tests.support import StationHarness
 
 MOUNT = "/wx.mp3"
@@ -103,12 +103,7 @@ def icecast() -> Iterator[IcecastServer]:
         try:
             yield server
         finally:
-            source.terminate()
-            try:
-                source.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                source.kill()
-                source.wait()
+            stop(source)
 
 
 def add(ops: Any, url: str, password: str) -> int:
