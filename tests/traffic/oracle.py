@@ -133,7 +133,7 @@ def select_rows(rows: Iterable[Row], period: Period, filters: Filters) -> list[R
 
 
 def visits(rows: list[Row]) -> list[list[Row]]:
-    """Split each visitor's rows into visits at gaps over 30 minutes."""
+    """Split each visitor's rows into visits at gaps over 30 minutes and at midnight UTC."""
     by_visitor: dict[str, list[Row]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: (r["ts"], r["id"])):
         by_visitor[row["visitor_key"]].append(row)
@@ -141,7 +141,8 @@ def visits(rows: list[Row]) -> list[list[Row]]:
     for own in by_visitor.values():
         current = [own[0]]
         for row in own[1:]:
-            if row["ts"] - current[-1]["ts"] > 1800:
+            gap = row["ts"] - current[-1]["ts"]
+            if gap > 1800 or row["ts"] // 86_400 != current[-1]["ts"] // 86_400:
                 found.append(current)
                 current = []
             current.append(row)

@@ -14,38 +14,39 @@ addresses before they are stored.
 
 from __future__ import annotations
 
-import calendar
 import gzip
 import hashlib
-import re
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 from sqlalchemy import Engine
-from sqlalchemy.dialects import postgresql, sqlite
 
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses, rollups
-from alertstation.traffic.agents import parse_agent
+from alertstation.traffic.enrich import (
+    COMBINED,
+    FILTERED,
+    HOUR_INDEX,
+    ROW_COLUMNS,
+    RowEnricher,
+    request_path,
+    unescape,
+)
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.recorder import should_record
-from alertstation.traffic.rows import Locator, Observed, build_row
-from alertstation.traffic.settings import TrafficSettings, load_settings
+from alertstation.traffic.rows import Locator, Observed
+from alertstation.traffic.settings import load_settings
 from alertstation.traffic.tables import web_request_logs
+from alertstation.traffic.timestamps import parse_log_time
 
 FORMATS = ("combined", "json")
-BATCH = 500
-_COMBINED = re.compile(
-    r'^(?P<ip>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>[A-Z]{1,16}) (?P<target>\S+)'
-    r'(?: [^"]*)?" (?P<status>\d{3}) (?P<bytes>\d+|-)'
-    r'(?: "(?P<referrer>(?:[^"\\]|\\.)*)" "(?P<agent>(?:[^"\\]|\\.)*)")?'
-)
+# Rows per transaction: large enough that commits cost little, small enough that the live
+# recorder's flusher (which waits for the write lock on SQLite) is held up only briefly.
+BATCH = 20_000
+SQLITE_CACHE_KIB = 32_768
 
 
 @dataclass
@@ -71,74 +72,29 @@ class ImportResult:
         return text
 
 
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
-    )
-}
-
-
-@lru_cache(maxsize=1024)
-def _day_start(year: int, month: int, day: int) -> int:
-    return calendar.timegm((year, month, day, 0, 0, 0))
-
-
-def _timestamp(text: str) -> float:
-    """Return the epoch time of ``10/Oct/2026:13:55:36 -0700``; ValueError when malformed."""
-    if len(text) != 26 or text[2] != "/" or text[6] != "/" or text[11] != ":":
-        return datetime.strptime(text, "%d/%b/%Y:%H:%M:%S %z").timestamp()
-    month = _MONTHS.get(text[3:6])
-    if month is None:
-        raise ValueError(f"bad month in {text!r}")
-    try:
-        start = _day_start(int(text[7:11]), month, int(text[0:2]))
-        clock = int(text[12:14]) * 3600 + int(text[15:17]) * 60 + int(text[18:20])
-        offset = int(text[22:24]) * 3600 + int(text[24:26]) * 60
-    except ValueError:
-        raise ValueError(f"bad time {text!r}") from None
-    sign = {"+": 1, "-": -1}.get(text[21])
-    if sign is None or text[20] != " " or not 0 <= clock < 86_400:
-        raise ValueError(f"bad time {text!r}")
-    return float(start + clock - sign * offset)
-
-
-def _unescape(value: str | None) -> str | None:
-    if not value or value == "-":
-        return None
-    return value.replace('\\"', '"').replace("\\\\", "\\")
-
-
-def _split_target(target: str) -> str:
-    path = target.split("?", 1)[0].split("#", 1)[0]
-    if path.startswith(("http://", "https://")):  # an absolute-form request target
-        path = "/" + path.split("://", 1)[1].partition("/")[2]
-    return path or "/"
-
-
 def parse_combined(line: str) -> Observed | None:
     """Return the request of one combined/common log line, or None when it is not one."""
-    match = _COMBINED.match(line)
+    match = COMBINED.match(line)
     if match is None:
         return None
-    ip = addresses.parse(match["ip"])
+    ip_text, time_text, method, target, status, size, referrer, agent = match.groups()
+    ip = addresses.parse(ip_text)
     if ip is None:
         return None
     try:
-        ts = _timestamp(match["time"])
+        ts = parse_log_time(time_text)
     except ValueError:
         return None
-    size = match["bytes"]
     return Observed(
         ts=ts,
-        method=match["method"],
-        path=_split_target(match["target"]),
-        status=int(match["status"]),
+        method=method,
+        path=request_path(target),
+        status=int(status),
         response_ms=None,
         content_length=None if size == "-" else int(size),
         client_ip=str(ip),
-        user_agent=_unescape(match["agent"]),
-        referrer=_unescape(match["referrer"]),
+        user_agent=unescape(agent),
+        referrer=unescape(referrer),
         accept_language=None,
         authenticated=False,
         source="import",
@@ -159,7 +115,7 @@ def _json_time(record: dict[str, Any]) -> float | None:
     value = record.get("time_local")
     if isinstance(value, str):
         try:
-            return _timestamp(value)
+            return parse_log_time(value)
         except ValueError:
             return None
     return None
@@ -200,7 +156,7 @@ def parse_json(line: str) -> Observed | None:
     return Observed(
         ts=ts,
         method=str(method)[:16],
-        path=_split_target(str(target)),
+        path=request_path(str(target)),
         status=status,
         response_ms=response_ms,
         content_length=length,
@@ -219,40 +175,6 @@ PARSERS: dict[str, Callable[[str], Observed | None]] = {
 }
 
 
-def _kept(seen: Observed, settings: TrafficSettings) -> Observed | None:
-    live_rules = TrafficSettings(
-        exclude_internal=settings.exclude_internal,
-        log_api_requests=settings.log_api_requests,
-        skip_paths=settings.skip_paths,
-    )
-    if not should_record(live_rules, seen.path, seen.client_ip, True):
-        return None
-    if settings.exclude_bots and seen.user_agent and parse_agent(seen.user_agent).is_bot:
-        return None
-    if settings.anonymize_ip:
-        return replace(seen, client_ip=addresses.mask_address(seen.client_ip))
-    return seen
-
-
-class _CachedLocator:
-    """Remember each address's GeoIP answers for the length of one import."""
-
-    def __init__(self, locator: Locator | None) -> None:
-        self._locator = locator
-        self._places: dict[str, Any] = {}
-        self._networks: dict[str, Any] = {}
-
-    def locate(self, address: str) -> dict[str, Any] | None:
-        if address not in self._places:
-            self._places[address] = self._locator.locate(address) if self._locator else None
-        return self._places[address]
-
-    def asn(self, address: str) -> dict[str, Any] | None:
-        if address not in self._networks:
-            self._networks[address] = self._locator.asn(address) if self._locator else None
-        return self._networks[address]
-
-
 def import_lines(
     engine: Engine,
     lines: Iterator[bytes],
@@ -262,55 +184,109 @@ def import_lines(
     progress: Callable[[], None] = lambda: None,
 ) -> ImportResult:
     """Import the lines of one file; return (or add to) the counts."""
-    parse = PARSERS[log_format]
     result = result if result is not None else ImportResult()
     with engine.connect() as conn:
         settings = load_settings(conn)
-    cached = _CachedLocator(locator)
-    seen_lines: Counter[bytes] = Counter()
-    batch: list[dict[str, Any]] = []
+    enricher = RowEnricher(settings, locator)
+    occurrences = _Occurrences()
+    parse_fast = log_format == "combined"
+    parse = PARSERS[log_format]
+    batch: list[tuple[Any, ...]] = []
+    writer = BatchWriter(engine)
     for number, raw in enumerate(lines, start=1):
         progress()
         line = raw.rstrip(b"\r\n")
         if not line.strip():
             continue
         result.lines += 1
-        digest = hashlib.sha256(line).digest()
-        seen_lines[digest] += 1
-        observed = parse(line.decode("utf-8", "replace"))
-        if observed is None:
+        text = line.decode("utf-8", "replace")
+        if parse_fast:
+            row = enricher.combined_row(text)
+        else:
+            observed = parse(text)
+            row = enricher.observed_row(observed) if observed is not None else None
+        if row is None:
             result.unparsable += 1
             result.first_bad_line = result.first_bad_line or number
             continue
-        kept = _kept(observed, settings)
-        if kept is None:
+        if row is FILTERED:
             result.filtered += 1
             continue
-        key = f"{digest[:24].hex()}:{seen_lines[digest]}"
-        batch.append(build_row(replace(kept, import_key=key), cached))
+        digest = hashlib.sha256(line).digest()
+        # The key starts with the request's second, so keys arrive in index order.
+        number = occurrences.count(digest)
+        batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{number}"))
         if len(batch) >= BATCH:
-            _write(engine, batch, result)
+            writer.write(batch, result)
             batch = []
     if batch:
-        _write(engine, batch, result)
+        writer.write(batch, result)
     return result
 
 
-def _write(engine: Engine, rows: list[dict[str, Any]], result: ImportResult) -> None:
-    with begin_write(engine) as conn:
-        insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        statement = insert(web_request_logs).on_conflict_do_nothing(index_elements=["import_key"])
-        # With RETURNING, SQLAlchemy sends the batch as multi-row INSERTs from one cached
-        # compiled statement ("insertmanyvalues"); the rows returned are the ones inserted.
-        returned = conn.execute(statement.returning(web_request_logs.c.id), rows)
-        added = len(returned.all())
-        oldest = min(row["hour"] for row in rows)
-        if added:
-            rollups.invalidate_from(conn, oldest)
-            rows_changed(conn)
-            result.oldest_hour = min(oldest, result.oldest_hour or oldest)
-    result.imported += added
-    result.duplicates += len(rows) - added
+class _Occurrences:
+    """Number identical lines within a file (the second copy of a line is a second request).
+
+    Counts are kept in two generations of ``GENERATION`` lines each, so memory stays bounded on
+    a file of any length; copies of a line are numbered right when they are fewer than
+    ``GENERATION`` lines apart (identical lines share their second, so they sit close).
+    """
+
+    GENERATION = 200_000
+
+    def __init__(self) -> None:
+        self._new: dict[bytes, int] = {}
+        self._old: dict[bytes, int] = {}
+
+    def count(self, digest: bytes) -> int:
+        number = (self._new.get(digest) or self._old.get(digest, 0)) + 1
+        if len(self._new) >= self.GENERATION:
+            self._old, self._new = self._new, {}
+        self._new[digest] = number
+        return number
+
+
+class BatchWriter:
+    """Insert many rows in one statement run (``executemany``) per transaction, skipping lines
+    already imported (``import_key``), with each column's bind processing applied once."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        dialect = engine.dialect
+        names = [*ROW_COLUMNS, "import_key"]
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        self.sql = (
+            f"INSERT INTO {web_request_logs.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join([mark] * len(names))}) ON CONFLICT (import_key) DO NOTHING"
+        )
+        self.processors = [
+            (index, processor)
+            for index, name in enumerate(names)
+            if (processor := web_request_logs.c[name].type._cached_bind_processor(dialect))
+        ]
+
+    def write(self, rows: list[tuple[Any, ...]], result: ImportResult) -> None:
+        if self.processors:
+            converted = []
+            for row in rows:
+                values = list(row)
+                for index, processor in self.processors:
+                    values[index] = processor(values[index])
+                converted.append(tuple(values))
+        else:
+            converted = rows
+        oldest = min(row[HOUR_INDEX] for row in rows)
+        with begin_write(self.engine) as conn:
+            if conn.dialect.name == "sqlite":
+                # Room for the index pages a large import touches (the default is 2 MiB).
+                conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
+            added = conn.exec_driver_sql(self.sql, converted).rowcount
+            if added:
+                rollups.invalidate_from(conn, oldest)
+                rows_changed(conn)
+                result.oldest_hour = min(oldest, result.oldest_hour or oldest)
+        result.imported += added
+        result.duplicates += len(rows) - added
 
 
 def import_file(

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
-from alertstation.traffic import rollups
+from alertstation.traffic import daily, rollups
 from alertstation.traffic.settings import load_settings
 from alertstation.traffic.tables import web_request_logs, web_request_rollups
 
@@ -34,6 +34,7 @@ def prune(conn: Connection, now: datetime, retention_days: int) -> int:
         web_request_logs.delete().where(web_request_logs.c.hour < cutoff_hour)
     ).rowcount
     conn.execute(web_request_rollups.delete().where(web_request_rollups.c.hour < cutoff_hour))
+    daily.prune_before(conn, cutoff_hour)
     if deleted:
         rows_changed(conn)
     return int(deleted or 0)

@@ -2,8 +2,10 @@
 
 Definitions (``docs/traffic.md``): a hit is any recorded request; a page view is a row with
 ``page_view`` set; a visitor is a ``visitor_key`` (an IPv4 address or an IPv6 /64); a visit is a
-visitor's run of requests with no gap over ``VISIT_GAP`` seconds, within the period and filters;
-a bounce is a visit of one request. Lists are ordered by hits (then by key) and cut at ``limit``.
+visitor's run of requests with no gap over ``VISIT_GAP`` seconds, ended at midnight UTC, within
+the period and filters; a bounce is a visit of one request. Lists are ordered by hits (then by
+key) and cut at ``limit``. Without drill-down filters the dashboard reads its lists from the
+daily rollups instead (``traffic.daily``, ``traffic.day_reports``), with the same definitions.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from sqlalchemy import (
     select,
 )
 
-from alertstation.traffic import rollups
+from alertstation.traffic import daily, day_reports, rollups
+from alertstation.traffic.daily import DayTotals
 from alertstation.traffic.period import Filters, Period
 from alertstation.traffic.tables import web_request_logs as t
 
-VISIT_GAP = 30 * 60
-SLOW_MIN_HITS = 3
-LOGIN_PATH = "/auth/login"
+VISIT_GAP = daily.VISIT_GAP
+SLOW_MIN_HITS = day_reports.SLOW_MIN_HITS
+LOGIN_PATH = daily.LOGIN_PATH
 DEFAULT_LIMIT = 10
 SECONDS_PER_DAY = 86_400
 
@@ -68,16 +71,21 @@ def _bytes() -> Any:
 
 def _visit_rows(where: ColumnElement[bool]) -> Any:
     """Return a subquery of the matching rows numbered by visit within their visitor."""
-    base = select(t.c.visitor_key, t.c.ts, t.c.id, t.c.path, t.c.page_view).where(where).subquery()
+    day = (t.c.hour // 24).label("day")
+    base = select(t.c.visitor_key, day, t.c.ts, t.c.id, t.c.path, t.c.page_view)
+    base = base.where(where).subquery()
     order = (base.c.ts, base.c.id)
-    previous = func.lag(base.c.ts).over(partition_by=base.c.visitor_key, order_by=order)
+    # Visits end at a gap over VISIT_GAP and at midnight UTC (each day's visits stand alone).
+    within = (base.c.visitor_key, base.c.day)
+    previous = func.lag(base.c.ts).over(partition_by=within, order_by=order)
     starts = case((or_(previous.is_(None), base.c.ts - previous > VISIT_GAP), 1), else_=0)
     flagged = select(base, starts.label("starts")).subquery()
     visit = func.sum(flagged.c.starts).over(
-        partition_by=flagged.c.visitor_key, order_by=(flagged.c.ts, flagged.c.id)
+        partition_by=(flagged.c.visitor_key, flagged.c.day), order_by=(flagged.c.ts, flagged.c.id)
     )
     return select(
         flagged.c.visitor_key,
+        flagged.c.day,
         flagged.c.ts,
         flagged.c.id,
         flagged.c.path,
@@ -91,11 +99,12 @@ def _visits(where: ColumnElement[bool]) -> Any:
     return (
         select(
             rows.c.visitor_key,
+            rows.c.day,
             rows.c.visit,
             func.count().label("requests"),
             (func.max(rows.c.ts) - func.min(rows.c.ts)).label("duration"),
         )
-        .group_by(rows.c.visitor_key, rows.c.visit)
+        .group_by(rows.c.visitor_key, rows.c.day, rows.c.visit)
         .subquery()
     )
 
@@ -127,10 +136,24 @@ def _counts(conn: Connection, period: Period, filters: Filters) -> tuple[int, in
     return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 
-def summary(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
-    """Return hits, page views, unique visitors, visits, bounce rate, visit length, bandwidth."""
-    where = conditions(period, filters)
+def summary(
+    conn: Connection, period: Period, filters: Filters, days: DayTotals | None = None
+) -> dict[str, Any]:
+    """Return hits, page views, unique visitors, visits, bounce rate, visit length, bandwidth.
+
+    Without filters the visits come from the daily rollups (``days``, read when not given).
+    """
     counts = _counts(conn, period, filters)
+    if filters == Filters():
+        days = days if days is not None else daily.totals(conn, *day_reports.day_range(period))
+        return {
+            "hits": counts[0],
+            "page_views": counts[1],
+            "unique_visitors": counts[2],
+            **day_reports.visits(days),
+            "bandwidth_bytes": counts[3],
+        }
+    where = conditions(period, filters)
     visits = _visits(where)
     visit_count, bounces, average = conn.execute(
         select(
@@ -156,7 +179,7 @@ def entry_exit_pages(
 ) -> dict[str, list[dict[str, Any]]]:
     """Return the first and the last page viewed in each visit, counted by path."""
     rows = _visit_rows(conditions(period, filters))
-    key = (rows.c.visitor_key, rows.c.visit)
+    key = (rows.c.visitor_key, rows.c.day, rows.c.visit)
     ranked = (
         select(
             rows.c.path,
@@ -216,27 +239,14 @@ def top(
     ]
 
 
+_KINDS: dict[str, ColumnElement[bool]] = {
+    "page_view": t.c.page_view,
+    "is_bot": t.c.is_bot,
+    "error": t.c.status >= 400,
+    "region": t.c.region.is_not(None),
+}
 GROUPS: dict[str, tuple[tuple[str, ...], ColumnElement[bool] | None]] = {
-    "top_pages": (("path",), t.c.page_view),
-    "top_visitors": (("visitor_key",), None),
-    "countries": (("country_code", "country"), None),
-    "cities": (("city", "region", "country_code"), None),
-    "organizations": (("asn_org",), None),
-    "browsers": (("browser",), None),
-    "operating_systems": (("os",), None),
-    "device_types": (("device_type",), None),
-    "methods": (("method",), None),
-    "authenticated": (("authenticated",), None),
-    "languages": (("language",), None),
-    "referrers": (("referrer_domain",), None),
-    "search_engines": (("search_engine",), None),
-    "keyphrases": (("search_phrase", "search_engine"), None),
-    "file_types": (("file_type",), None),
-    "robots": (("browser",), t.c.is_bot),
-    "status_codes": (("status",), None),
-    "top_error_urls": (("path", "status"), t.c.status >= 400),
-    "ip_version_breakdown": (("ip_version",), None),
-    "region_breakdown": (("country_code", "region_code", "region"), t.c.region.is_not(None)),
+    name: (keys, _KINDS[kind] if kind else None) for name, (keys, kind) in daily.GROUPS.items()
 }
 
 
@@ -426,45 +436,56 @@ def login_security(
 # --- filter choices -------------------------------------------------------------------------
 
 
-def filter_meta(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
-    """Return the period, the filters applied, and the values each filter can take."""
-    where = and_(t.c.ts >= period.start_ts, t.c.ts < period.end_ts)
-    choices: dict[str, list[Any]] = {}
-    for name, column in (
-        ("country", t.c.country_code),
-        ("browser", t.c.browser),
-        ("os", t.c.os),
-        ("method", t.c.method),
-    ):
-        query = select(column).distinct().where(where, column.is_not(None)).order_by(column)
-        choices[name] = [value for (value,) in conn.execute(query.limit(200))]
-    family = (t.c.status // 100).label("family")
-    query = select(family).distinct().where(where).order_by(family)
-    choices["status"] = [f"{int(value)}xx" for (value,) in conn.execute(query)]
+def filter_meta(
+    conn: Connection, period: Period, filters: Filters, days: DayTotals | None = None
+) -> dict[str, Any]:
+    """Return the period, the filters applied, and the values each filter can take in the
+    period (from its unfiltered daily totals ``days``, read when not given)."""
+    days = days if days is not None else daily.totals(conn, *day_reports.day_range(period))
     return {
         "period": period.as_dict(),
         "previous_period": period.previous().as_dict(),
         "filters": filters.as_dict(),
-        "choices": choices,
+        "choices": day_reports.choices(days),
     }
 
 
 def dashboard(
     conn: Connection, period: Period, filters: Filters, limit: int = DEFAULT_LIMIT
 ) -> dict[str, Any]:
-    """Return the whole dashboard payload (anomalies are added by the caller)."""
+    """Return the whole dashboard payload (anomalies are added by the caller).
+
+    Without drill-down filters every list comes from the rollups (``traffic.daily`` for the
+    complete days, raw rows for the others); with filters, from the matching raw rows.
+    """
+    days = daily.totals(conn, *day_reports.day_range(period))
+    before = period.previous()
     payload: dict[str, Any] = {
-        "summary": summary(conn, period, filters),
-        "summary_prev": summary(conn, period.previous(), filters),
-        "filter_meta": filter_meta(conn, period, filters),
+        "filter_meta": filter_meta(conn, period, filters, days),
         "time_series": time_series(conn, period, filters),
         **heatmaps(conn, period, filters),
-        **entry_exit_pages(conn, period, filters, limit),
-        **grouped(conn, period, filters, limit),
-        "top_error_sources": error_sources(conn, period, filters, limit),
-        "slowest_endpoints": slowest_endpoints(conn, period, filters, limit),
-        "login_security": login_security(conn, period, filters, limit),
     }
+    if filters == Filters():
+        previous_days = daily.totals(conn, *day_reports.day_range(before))
+        payload.update(
+            summary=summary(conn, period, filters, days),
+            summary_prev=summary(conn, before, filters, previous_days),
+            **day_reports.entry_exit(days, limit),
+            **day_reports.grouped(days, limit),
+            top_error_sources=day_reports.error_sources(days, limit),
+            slowest_endpoints=day_reports.slowest(days, limit),
+            login_security=day_reports.login_security(days, limit),
+        )
+    else:
+        payload.update(
+            summary=summary(conn, period, filters),
+            summary_prev=summary(conn, before, filters),
+            **entry_exit_pages(conn, period, filters, limit),
+            **grouped(conn, period, filters, limit),
+            top_error_sources=error_sources(conn, period, filters, limit),
+            slowest_endpoints=slowest_endpoints(conn, period, filters, limit),
+            login_security=login_security(conn, period, filters, limit),
+        )
     payload["bandwidth"] = {
         "total_bytes": payload["summary"]["bandwidth_bytes"],
         "by_day": [{"date": day["date"], "bytes": day["bytes"]} for day in payload["time_series"]],

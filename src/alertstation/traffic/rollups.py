@@ -13,17 +13,17 @@ are deleted and the next read rolls them up again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyroaring import BitMap
 from sqlalchemy import Connection, Engine, case, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from alertstation.db.engine import begin_write
-from alertstation.traffic.tables import traffic_visitors, web_request_logs, web_request_rollups
+from alertstation.traffic import daily
+from alertstation.traffic.tables import web_request_logs, web_request_rollups
+from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
 r = web_request_rollups
@@ -38,41 +38,6 @@ class Hour:
     page_views: int = 0
     bytes: int = 0
     visitors: BitMap = field(default_factory=BitMap)
-
-
-def visitor_ids(conn: Connection, keys: Iterable[str], *, assign: bool = True) -> dict[str, int]:
-    """Return the id of each visitor key, giving new keys one.
-
-    With ``assign`` off nothing is written: a new key gets a passing id above every stored one,
-    good for one computation (the live hour is counted this way on each read).
-    """
-    wanted = sorted(set(keys))
-    ids: dict[str, int] = {}
-    if not assign:
-        query = select(traffic_visitors.c.visitor_key, traffic_visitors.c.id)
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            ids.update(conn.execute(query.where(traffic_visitors.c.visitor_key.in_(chunk))).all())
-        next_id = int(conn.execute(select(func.max(traffic_visitors.c.id))).scalar() or 0) + 1
-        for key in wanted:
-            if key not in ids:
-                ids[key] = next_id
-                next_id += 1
-        return ids
-    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        query = select(traffic_visitors.c.visitor_key, traffic_visitors.c.id)
-        found = dict(conn.execute(query.where(traffic_visitors.c.visitor_key.in_(chunk))).all())
-        missing = [key for key in chunk if key not in found]
-        if missing:
-            stmt = dialect_insert(traffic_visitors).values([{"visitor_key": k} for k in missing])
-            conn.execute(stmt.on_conflict_do_nothing(index_elements=["visitor_key"]))
-            found.update(
-                conn.execute(query.where(traffic_visitors.c.visitor_key.in_(missing))).all()
-            )
-        ids.update(found)
-    return ids
 
 
 def aggregate(
@@ -143,19 +108,29 @@ def hour_of(moment: datetime) -> int:
 
 
 def ensure_rolled_up(engine: Engine, now: datetime) -> int:
-    """Roll up every complete hour before ``now`` not stored yet (a write only when needed)."""
+    """Roll up every complete hour and day before ``now`` not stored yet (a write only when
+    needed); return the number of hours rolled up."""
     through = hour_of(now) - 1
+    through_day = hour_of(now) // 24 - 1
     with engine.connect() as conn:
-        newest = newest_rolled(conn)
-    if newest is not None and newest >= through:
+        newest, newest_day = newest_rolled(conn), daily.newest_day(conn)
+    hours_done = newest is not None and newest >= through
+    if hours_done and newest_day is not None and newest_day >= through_day:
         return 0
     with begin_write(engine) as conn:
-        return roll_up(conn, through)
+        rolled = 0 if hours_done else roll_up(conn, through)
+        try:
+            with conn.begin_nested():
+                daily.roll_up_days(conn, through_day)
+        except IntegrityError:  # another process rolled these days up meanwhile
+            pass
+        return rolled
 
 
 def invalidate_from(conn: Connection, hour: int) -> None:
-    """Forget the rollups of ``hour`` and every later hour (their rows changed)."""
+    """Forget the rollups of ``hour`` and every later hour, and of their days (rows changed)."""
     conn.execute(r.delete().where(r.c.hour >= hour))
+    daily.invalidate_from(conn, hour)
 
 
 def stored(conn: Connection, first_hour: int, last_hour: int) -> dict[int, Hour]:

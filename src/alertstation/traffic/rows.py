@@ -80,34 +80,28 @@ def build_row(seen: Observed, locator: Locator | None) -> dict[str, Any]:
         "source": seen.source,
         "import_key": seen.import_key,
     }
-    row.update(_geo(seen.client_ip, locator))
+    row.update(zip(GEO_COLUMNS, geo_values(seen.client_ip, locator), strict=True))
     return row
 
 
-_NO_GEO: dict[str, Any] = {
-    "country": None,
-    "country_code": None,
-    "city": None,
-    "region": None,
-    "region_code": None,
-    "asn": None,
-    "asn_org": None,
-}
+GEO_COLUMNS = ("country", "country_code", "city", "region", "region_code", "asn", "asn_org")
+_NO_GEO = (None,) * len(GEO_COLUMNS)
 
 
-def _geo(address: str, locator: Locator | None) -> dict[str, Any]:
+def geo_values(address: str, locator: Locator | None) -> tuple[Any, ...]:
+    """Return the GeoIP columns of an address, in ``GEO_COLUMNS`` order."""
     if locator is None:
         return _NO_GEO
     place = locator.locate(address) or {}
     network = locator.asn(address) or {}
     if not place and not network:
         return _NO_GEO
-    return {
-        "country": _clip(place.get("country"), 128),
-        "country_code": _clip(place.get("flag"), 2),
-        "city": _clip(place.get("city"), 128),
-        "region": _clip(place.get("region"), 128),
-        "region_code": _clip(place.get("region_code"), 8),
-        "asn": network.get("asn"),
-        "asn_org": _clip(network.get("org"), 255),
-    }
+    return (
+        _clip(place.get("country"), 128),
+        _clip(place.get("flag"), 2),
+        _clip(place.get("city"), 128),
+        _clip(place.get("region"), 128),
+        _clip(place.get("region_code"), 8),
+        network.get("asn"),
+        _clip(network.get("org"), 255),
+    )

@@ -116,6 +116,30 @@ web_request_rollups = Table(
     Column("visitors", LargeBinary, nullable=False),
 )
 
+# Daily rollups (``alertstation.traffic.daily``): one row per rolled-up day with its visits, and
+# per day, list and value (a JSON array of the list's columns) the tallies and visitor bitmap.
+web_request_days = Table(
+    "web_request_days",
+    metadata,
+    Column("day", Integer, primary_key=True, autoincrement=False),
+    Column("visits", Integer, nullable=False),
+    Column("bounces", Integer, nullable=False),
+    Column("visit_seconds", Float, nullable=False),
+)
+
+web_request_day_groups = Table(
+    "web_request_day_groups",
+    metadata,
+    Column("day", Integer, primary_key=True, autoincrement=False),
+    Column("dimension", String(32), primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("hits", Integer, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("total_ms", Float, nullable=True),
+    Column("max_ms", Float, nullable=True),
+    Column("visitors", LargeBinary, nullable=True),
+)
+
 # A small integer per visitor key, so an hour's visitors fit in a roaring bitmap.
 traffic_visitors = Table(
     "traffic_visitors",

@@ -1,0 +1,438 @@
+"""Daily rollups: each complete UTC day's grouped lists, visits, errors, timings and sign-ins.
+
+The dashboard without drill-down filters reads every list from here, so a 30-day dashboard over
+millions of rows reads a few thousand rollup rows instead of scanning the raw rows once per list.
+
+* ``web_request_days``: one row per rolled-up day (empty days too, so the rows say which days are
+  rolled): its visits, bounces and the visits' total length. Visits end at a gap of over 30
+  minutes and at midnight UTC (``docs/traffic.md``), so each day's visits stand alone.
+* ``web_request_day_groups``: per day, per list (``dimension``) and per value (``key``, a JSON
+  array of the list's columns): hits, bytes, response-time total and maximum, and the roaring
+  bitmap of the visitors' ids.
+
+A day is rolled up once it is over, in one pass over its rows in Python (one SELECT ordered by
+visitor and time); the days not rolled up yet (today) are accumulated the same way from raw rows
+on each read, with passing visitor ids, so nothing is written by a read. A write to a day already
+rolled up drops it and every later day (``invalidate_from``), and the next read rolls
+them up again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Any, Final
+
+import orjson
+from pyroaring import BitMap
+from sqlalchemy import Connection, and_, func, or_, select
+
+from alertstation.traffic.tables import (
+    web_request_day_groups,
+    web_request_days,
+    web_request_logs,
+)
+from alertstation.traffic.visitors import visitor_ids
+
+t = web_request_logs
+DAY_SECONDS: Final[int] = 86_400
+VISIT_GAP: Final[int] = 30 * 60
+LOGIN_PATH: Final[str] = "/auth/login"
+_CHUNK = 500
+
+# The raw columns a day's pass reads, in this order.
+COLUMNS: Final[tuple[str, ...]] = (
+    "visitor_key",
+    "ts",
+    "id",
+    "path",
+    "status",
+    "method",
+    "content_length",
+    "page_view",
+    "client_ip",
+    "response_ms",
+    "is_bot",
+    "country_code",
+    "country",
+    "city",
+    "region",
+    "region_code",
+    "asn_org",
+    "browser",
+    "os",
+    "device_type",
+    "authenticated",
+    "language",
+    "referrer_domain",
+    "search_engine",
+    "search_phrase",
+    "file_type",
+    "ip_version",
+)
+_AT = {name: index for index, name in enumerate(COLUMNS)}
+
+# Every grouped list: its key columns and which rows it counts (None: every row). A row whose
+# first key column is empty is left out of that list.
+GROUPS: Final[dict[str, tuple[tuple[str, ...], str | None]]] = {
+    "top_pages": (("path",), "page_view"),
+    "top_visitors": (("visitor_key",), None),
+    "countries": (("country_code", "country"), None),
+    "cities": (("city", "region", "country_code"), None),
+    "organizations": (("asn_org",), None),
+    "browsers": (("browser",), None),
+    "operating_systems": (("os",), None),
+    "device_types": (("device_type",), None),
+    "methods": (("method",), None),
+    "authenticated": (("authenticated",), None),
+    "languages": (("language",), None),
+    "referrers": (("referrer_domain",), None),
+    "search_engines": (("search_engine",), None),
+    "keyphrases": (("search_phrase", "search_engine"), None),
+    "file_types": (("file_type",), None),
+    "robots": (("browser",), "is_bot"),
+    "status_codes": (("status",), None),
+    "top_error_urls": (("path", "status"), "error"),
+    "ip_version_breakdown": (("ip_version",), None),
+    "region_breakdown": (("country_code", "region_code", "region"), "region"),
+}
+# The other lists kept per day: visits' entry and exit pages, (address, path, status) of error
+# answers, (method, path) of timed requests, and sign-in attempts by status and failures by
+# address.
+ENTRY, EXIT, ERRORS, TIMINGS, LOGINS, LOGIN_FAILURES = (
+    "entry_pages",
+    "exit_pages",
+    "error_answers",
+    "timings",
+    "logins",
+    "login_failures",
+)
+
+
+@dataclass
+class Tally:
+    """What one value of one list adds up to."""
+
+    hits: int = 0
+    bytes: int = 0
+    total_ms: float = 0.0
+    max_ms: float | None = None
+    visitors: BitMap = field(default_factory=BitMap)
+
+
+@dataclass
+class DayTotals:
+    """The visits of some days, and every list's tallies by key (a tuple of the key columns)."""
+
+    visits: int = 0
+    bounces: int = 0
+    visit_seconds: float = 0.0
+    lists: dict[str, dict[tuple[Any, ...], Tally]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+
+    def add(self, other: DayTotals) -> None:
+        """Add another set of days' totals to these."""
+        self.visits += other.visits
+        self.bounces += other.bounces
+        self.visit_seconds += other.visit_seconds
+        for name, tallies in other.lists.items():
+            own = self.lists[name]
+            for key, tally in tallies.items():
+                _merge(own, key, tally)
+
+
+def _merge(own: dict[tuple[Any, ...], Tally], key: tuple[Any, ...], tally: Tally) -> None:
+    """Add ``tally`` to the tally of ``key`` in ``own`` (taking it over when there is none)."""
+    mine = own.get(key)
+    if mine is None:
+        own[key] = tally
+        return
+    mine.hits += tally.hits
+    mine.bytes += tally.bytes
+    mine.total_ms += tally.total_ms
+    if tally.max_ms is not None:
+        mine.max_ms = tally.max_ms if mine.max_ms is None else max(mine.max_ms, tally.max_ms)
+    mine.visitors |= tally.visitors
+
+
+# --- one pass over raw rows -----------------------------------------------------------------
+
+
+def _condition(kind: str | None, columns: list[tuple[Any, ...]]) -> list[bool] | None:
+    if kind is None:
+        return None
+    if kind == "error":
+        return [status >= 400 for status in columns[_AT["status"]]]
+    if kind == "region":
+        return [value is not None for value in columns[_AT["region"]]]
+    return [bool(value) for value in columns[_AT[kind]]]
+
+
+def _tally(
+    totals: DayTotals,
+    name: str,
+    keys: Sequence[Any],
+    visitors: Sequence[int],
+    sizes: Sequence[int],
+    keep: list[bool] | None,
+    single: bool,
+) -> None:
+    """Add the rows' keys to list ``name``: hits, bytes and visitors per key (a key is one
+    column's value when ``single``, else a tuple of columns)."""
+    if keep is not None:
+        keys = list(compress(keys, keep))
+        visitors = list(compress(visitors, keep))
+        sizes = list(compress(sizes, keep))
+    hits = Counter(keys)
+    sums: defaultdict[Any, int] = defaultdict(int)
+    for key, size in zip(keys, sizes, strict=True):
+        sums[key] += size
+    bitmaps: defaultdict[Any, BitMap] = defaultdict(BitMap)
+    for key, visitor in set(zip(keys, visitors, strict=True)):
+        bitmaps[key].add(visitor)
+    own = totals.lists[name]
+    for key, count in hits.items():
+        whole = (key,) if single else key
+        if whole[0] is not None:
+            own[whole] = Tally(count, sums[key], visitors=bitmaps[key])
+
+
+def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
+    """Return the totals of ``rows`` (``COLUMNS`` order, sorted by visitor, time and id).
+
+    Visits are split at gaps over ``VISIT_GAP`` and at midnight UTC.
+    """
+    totals = DayTotals()
+    if not rows:
+        return totals
+    columns = list(zip(*rows, strict=True))
+    visitors = [ids[key] for key in columns[_AT["visitor_key"]]]
+    sizes = [size or 0 for size in columns[_AT["content_length"]]]
+    for name, (names, kind) in GROUPS.items():
+        if len(names) == 1:
+            keys: Sequence[Any] = columns[_AT[names[0]]]
+        else:
+            keys = list(zip(*(columns[_AT[column]] for column in names), strict=True))
+        _tally(totals, name, keys, visitors, sizes, _condition(kind, columns), len(names) == 1)
+    _visits(totals, rows)
+    _errors_timings_logins(totals, rows, visitors)
+    return totals
+
+
+def _visits(totals: DayTotals, rows: Sequence[Sequence[Any]]) -> None:
+    entries: Counter[tuple[Any, ...]] = Counter()
+    exits: Counter[tuple[Any, ...]] = Counter()
+    at_key, at_ts, at_path, at_view = _AT["visitor_key"], _AT["ts"], _AT["path"], _AT["page_view"]
+    visitor: str | None = None
+    start = last = 0.0
+    requests = 0
+    entry = exit_page = None
+
+    def close() -> None:
+        totals.visits += 1
+        totals.bounces += requests == 1
+        totals.visit_seconds += last - start
+        if entry is not None:
+            entries[(entry,)] += 1
+            exits[(exit_page,)] += 1
+
+    for row in rows:
+        ts = row[at_ts]
+        if (
+            row[at_key] != visitor
+            or ts - last > VISIT_GAP
+            or ts // DAY_SECONDS != last // DAY_SECONDS
+        ):
+            if requests:
+                close()
+            visitor, start, requests, entry, exit_page = row[at_key], ts, 0, None, None
+        requests += 1
+        last = ts
+        if row[at_view]:
+            exit_page = row[at_path]
+            if entry is None:
+                entry = exit_page
+    if requests:
+        close()
+    totals.lists[ENTRY].update((key, Tally(count)) for key, count in entries.items())
+    totals.lists[EXIT].update((key, Tally(count)) for key, count in exits.items())
+
+
+def _errors_timings_logins(
+    totals: DayTotals, rows: Sequence[Sequence[Any]], visitors: list[int]
+) -> None:
+    at = _AT
+    errors, timings = totals.lists[ERRORS], totals.lists[TIMINGS]
+    logins, failures = totals.lists[LOGINS], totals.lists[LOGIN_FAILURES]
+    for row, visitor in zip(rows, visitors, strict=True):
+        status, path = row[at["status"]], row[at["path"]]
+        if status >= 400:
+            key = (row[at["client_ip"]], path, status)
+            errors.setdefault(key, Tally()).hits += 1
+        ms = row[at["response_ms"]]
+        if ms is not None:
+            tally = timings.setdefault((row[at["method"]], path), Tally())
+            tally.hits += 1
+            tally.total_ms += ms
+            tally.max_ms = ms if tally.max_ms is None else max(tally.max_ms, ms)
+        if path == LOGIN_PATH and row[at["method"]] == "POST":
+            logins.setdefault((status,), Tally()).hits += 1
+            if status >= 400:
+                tally = failures.setdefault((row[at["client_ip"]],), Tally())
+                tally.hits += 1
+                tally.bytes += row[at["content_length"]] or 0
+                tally.visitors.add(visitor)
+
+
+def raw_rows(conn: Connection, condition: Any) -> Sequence[Sequence[Any]]:
+    """Return the raw rows matching ``condition`` in ``COLUMNS`` order, by visitor and time."""
+    query = (
+        select(*(t.c[name] for name in COLUMNS))
+        .where(condition)
+        .order_by(t.c.visitor_key, t.c.ts, t.c.id)
+    )
+    return conn.execute(query).all()
+
+
+def _day_condition(first_day: int, last_day: int) -> Any:
+    return and_(t.c.ts >= first_day * DAY_SECONDS, t.c.ts < (last_day + 1) * DAY_SECONDS)
+
+
+# --- storing and reading --------------------------------------------------------------------
+
+
+def newest_day(conn: Connection) -> int | None:
+    """Return the newest rolled-up day (epoch days), or None."""
+    value = conn.execute(select(func.max(web_request_days.c.day))).scalar()
+    return int(value) if value is not None else None
+
+
+def roll_up_days(conn: Connection, through_day: int) -> int:
+    """Store every day not rolled up yet up to ``through_day`` (in one transaction, the
+    caller's); return how many."""
+    newest = newest_day(conn)
+    if newest is None:
+        oldest = conn.execute(select(func.min(t.c.ts))).scalar()
+        if oldest is None:
+            return 0
+        first = int(oldest // DAY_SECONDS)
+    else:
+        first = newest + 1
+    for day in range(first, through_day + 1):
+        rows = raw_rows(conn, _day_condition(day, day))
+        ids = visitor_ids(conn, {row[0] for row in rows})
+        _store(conn, day, accumulate(rows, ids))
+    return max(0, through_day - first + 1)
+
+
+def _store(conn: Connection, day: int, totals: DayTotals) -> None:
+    conn.execute(
+        web_request_days.insert().values(
+            day=day,
+            visits=totals.visits,
+            bounces=totals.bounces,
+            visit_seconds=totals.visit_seconds,
+        )
+    )
+    values = [
+        {
+            "day": day,
+            "dimension": name,
+            "key": orjson.dumps(list(key)).decode(),
+            "hits": tally.hits,
+            "bytes": tally.bytes,
+            "total_ms": tally.total_ms,
+            "max_ms": tally.max_ms,
+            "visitors": tally.visitors.serialize() if tally.visitors else None,
+        }
+        for name, tallies in totals.lists.items()
+        for key, tally in tallies.items()
+    ]
+    for start in range(0, len(values), _CHUNK):
+        conn.execute(web_request_day_groups.insert(), values[start : start + _CHUNK])
+
+
+def invalidate_from(conn: Connection, hour: int) -> None:
+    """Forget the day of ``hour`` and every later day."""
+    day = hour // 24
+    conn.execute(web_request_day_groups.delete().where(web_request_day_groups.c.day >= day))
+    conn.execute(web_request_days.delete().where(web_request_days.c.day >= day))
+
+
+def prune_before(conn: Connection, cutoff_hour: int) -> None:
+    """Forget every day that starts before ``cutoff_hour`` (its rows are being pruned)."""
+    day = -(-cutoff_hour // 24)  # the first day starting at or after the cutoff
+    conn.execute(web_request_day_groups.delete().where(web_request_day_groups.c.day < day))
+    conn.execute(web_request_days.delete().where(web_request_days.c.day < day))
+
+
+def _stored(conn: Connection, days: list[int]) -> DayTotals:
+    totals = DayTotals()
+    if not days:
+        return totals
+    first, last = days[0], days[-1]
+    visits = select(
+        func.coalesce(func.sum(web_request_days.c.visits), 0),
+        func.coalesce(func.sum(web_request_days.c.bounces), 0),
+        func.coalesce(func.sum(web_request_days.c.visit_seconds), 0.0),
+    ).where(web_request_days.c.day.between(first, last))
+    count, bounces, seconds = conn.execute(visits).one()
+    totals.visits, totals.bounces, totals.visit_seconds = int(count), int(bounces), float(seconds)
+    g = web_request_day_groups
+    query = select(
+        g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms, g.c.visitors
+    ).where(g.c.day.between(first, last))
+    decoded: dict[str, tuple[Any, ...]] = {}
+    for name, text, hits, size, total_ms, max_ms, visitors in conn.execute(query):
+        key = decoded.get(text)
+        if key is None:
+            key = decoded[text] = tuple(orjson.loads(text))
+        bitmap = BitMap.deserialize(visitors) if visitors else BitMap()
+        tally = Tally(int(hits), int(size), float(total_ms or 0.0), max_ms, bitmap)
+        _merge(totals.lists[name], key, tally)
+    return totals
+
+
+def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
+    """Return the totals of the days ``first_day`` .. ``last_day`` with no drill-down filter:
+    the rolled-up days from their rollups, the others from raw rows. Writes nothing."""
+    rolled = [
+        int(day)
+        for (day,) in conn.execute(
+            select(web_request_days.c.day)
+            .where(web_request_days.c.day.between(first_day, last_day))
+            .order_by(web_request_days.c.day)
+        )
+    ]
+    result = _stored(conn, rolled)
+    live = _runs(sorted(set(range(first_day, last_day + 1)) - set(rolled)))
+    if live:
+        rows = raw_rows(conn, or_(*(_day_condition(a, b) for a, b in live)))
+        ids = visitor_ids(conn, {row[0] for row in rows}, assign=False)
+        result.add(accumulate(rows, ids))
+    return result
+
+
+def _runs(days: Iterable[int]) -> list[tuple[int, int]]:
+    """Return the runs of consecutive days as (first, last) pairs."""
+    runs: list[tuple[int, int]] = []
+    for day in days:
+        if runs and runs[-1][1] == day - 1:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def ordered(
+    tallies: dict[tuple[Any, ...], Tally], limit: int | None, by: Callable[..., Any] | None = None
+) -> list[tuple[tuple[Any, ...], Tally]]:
+    """Return the tallies most hits first (then by key, empty parts first), cut at ``limit``."""
+    items = sorted(
+        tallies.items(),
+        key=by or (lambda item: (-item[1].hits, [(v is not None, v) for v in item[0]])),
+    )
+    return items if limit is None else items[:limit]

@@ -1,0 +1,278 @@
+"""Many rows at once: the access-log import's enrichment, with each repeating part worked out once.
+
+An access log repeats itself: a few hundred addresses, a few dozen user agents, referrers and
+paths make up millions of lines. ``RowEnricher`` remembers, for the length of one import, what
+each distinct address (masking, version, visitor key, GeoIP), user agent (browser, OS, device,
+bot), referrer (domain, search engine and phrase) and request (page view, file type, whether the
+settings keep it) came to, and builds each row as a tuple in ``ROW_COLUMNS`` order. The values
+are the ones ``rows.build_row`` gives a live request; ``tests/traffic/test_enrich.py`` holds the
+two to each other.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from alertstation.traffic import addresses, agents, classify
+from alertstation.traffic.recorder import should_record
+from alertstation.traffic.rows import Locator, Observed, geo_values
+from alertstation.traffic.settings import TrafficSettings
+from alertstation.traffic.timestamps import parse_log_time
+
+# The columns of a row, in the order of the tuples built here (``import_key`` is added last).
+ROW_COLUMNS: Final[tuple[str, ...]] = (
+    "occurred_at",
+    "ts",
+    "hour",
+    "method",
+    "path",
+    "status",
+    "response_ms",
+    "content_length",
+    "client_ip",
+    "ip_version",
+    "visitor_key",
+    "hostname",
+    "user_agent",
+    "referrer",
+    "referrer_domain",
+    "search_engine",
+    "search_phrase",
+    "language",
+    "authenticated",
+    "page_view",
+    "file_type",
+    "browser",
+    "browser_version",
+    "os",
+    "device_type",
+    "is_bot",
+    "screen_resolution",
+    "source",
+    "country",
+    "country_code",
+    "city",
+    "region",
+    "region_code",
+    "asn",
+    "asn_org",
+)
+HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
+# Each cache holds at most this many distinct values (a log of any size stays in bounded memory).
+CACHE_ENTRIES: Final[int] = 50_000
+# Returned instead of a row when the collection settings leave the line out.
+FILTERED: Final[tuple[Any, ...]] = ()
+
+# nginx/Apache combined (and common) format. The quoted fields use possessive repeats, so a
+# line with an unterminated quote fails at once instead of backtracking.
+COMBINED: Final[re.Pattern[str]] = re.compile(
+    r'^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]{1,16}) (\S+)(?: [^"]*)?" (\d{3}) (\d+|-)'
+    r'(?: "((?:[^"\\]++|\\.)*+)" "((?:[^"\\]++|\\.)*+)")?'
+)
+
+
+def unescape(value: str | None) -> str | None:
+    """Return a quoted log field without its escapes; None for an empty field or ``-``."""
+    if not value or value == "-":
+        return None
+    return value.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def request_path(target: str) -> str:
+    """Return the path of a request target, without query or fragment."""
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if path.startswith(("http://", "https://")):  # an absolute-form request target
+        path = "/" + path.split("://", 1)[1].partition("/")[2]
+    return path or "/"
+
+
+def _clip(value: str | None, length: int) -> str | None:
+    return value[:length] if value else None
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store ``value`` under ``key`` (emptying the cache first when it is full); return it."""
+    if len(cache) >= CACHE_ENTRIES:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+class RowEnricher:
+    """Build row tuples for one import, applying the collection settings as the recorder does
+    (except ``enabled`` and ``authenticated_only``: a log does not say who was signed in)."""
+
+    def __init__(self, settings: TrafficSettings, locator: Locator | None) -> None:
+        self.settings = settings
+        self.locator = locator
+        self._rules = TrafficSettings(
+            exclude_internal=settings.exclude_internal,
+            log_api_requests=settings.log_api_requests,
+            skip_paths=settings.skip_paths,
+        )
+        self._addresses: dict[str, tuple[Any, ...] | None] = {}
+        self._agents: dict[str | None, tuple[Any, ...]] = {}
+        self._referrers: dict[str | None, tuple[Any, ...]] = {}
+        self._targets: dict[str, str] = {}
+        self._requests: dict[tuple[str, str, int], tuple[bool, bool, str | None]] = {}
+
+    # --- the repeating parts ---------------------------------------------------------------
+
+    def _address(self, text: str) -> tuple[Any, ...] | None:
+        """(internal, stored address, version, visitor key, *GeoIP), None when not an address."""
+        if text in self._addresses:
+            return self._addresses[text]
+        parsed = addresses.parse(text)
+        if parsed is None:
+            return _remember(self._addresses, text, None)
+        seen = str(parsed)
+        stored = addresses.mask_address(seen) if self.settings.anonymize_ip else seen
+        return _remember(
+            self._addresses,
+            text,
+            (
+                addresses.is_internal(seen),
+                stored,
+                addresses.ip_version(stored),
+                addresses.visitor_key(stored),
+                *geo_values(stored, self.locator),
+            ),
+        )
+
+    def _agent(self, user_agent: str | None) -> tuple[Any, ...]:
+        """(user agent as stored, browser, version, OS, device type, bot)."""
+        found = self._agents.get(user_agent)
+        if found is None:
+            agent = agents.parse_agent(user_agent)
+            found = (
+                _clip(user_agent, 512),
+                _clip(agent.browser, 64),
+                agent.browser_version,
+                _clip(agent.os, 64),
+                agent.device_type,
+                agent.is_bot,
+            )
+            _remember(self._agents, user_agent, found)
+        return found
+
+    def _referrer(self, referrer: str | None) -> tuple[Any, ...]:
+        """(referrer as stored, domain, search engine, search phrase)."""
+        found = self._referrers.get(referrer)
+        if found is None:
+            found = (_clip(referrer, 1024), *classify.referrer_parts(referrer, None))
+            _remember(self._referrers, referrer, found)
+        return found
+
+    def _request(self, method: str, path: str, status: int) -> tuple[bool, bool, str | None]:
+        """(kept by the path rules, page view, file type)."""
+        key = (method, path, status)
+        found = self._requests.get(key)
+        if found is None:
+            kept = should_record(self._rules, path, "192.0.2.1", True)
+            found = (
+                kept,
+                classify.is_page_view(method, path, status),
+                classify.file_type(path),
+            )
+            _remember(self._requests, key, found)
+        return found
+
+    # --- rows ------------------------------------------------------------------------------
+
+    def row(
+        self,
+        ts: float,
+        method: str,
+        path: str,
+        status: int,
+        response_ms: float | None,
+        content_length: int | None,
+        address: tuple[Any, ...],
+        user_agent: str | None,
+        referrer: str | None,
+        accept_language: str | None,
+    ) -> tuple[Any, ...]:
+        """Return the row of one request, or ``FILTERED`` when the settings leave it out."""
+        if address[0] and self.settings.exclude_internal:
+            return FILTERED
+        kept, page_view, file_type = self._request(method, path[:1024], status)
+        if not kept:
+            return FILTERED
+        agent = self._agent(user_agent)
+        if agent[5] and self.settings.exclude_bots:
+            return FILTERED
+        return (
+            datetime.fromtimestamp(ts, UTC),
+            ts,
+            int(ts // 3600),
+            method[:16],
+            path[:1024],
+            status,
+            response_ms,
+            content_length,
+            address[1],
+            address[2],
+            address[3],
+            None,
+            agent[0],
+            *self._referrer(referrer),
+            agents.primary_language(accept_language),
+            False,
+            page_view,
+            file_type,
+            *agent[1:],
+            None,
+            "import",
+            *address[4:],
+        )
+
+    def observed_row(self, seen: Observed) -> tuple[Any, ...] | None:
+        """Return the row of a parsed line (``FILTERED`` when left out, None when its address
+        is not one)."""
+        address = self._address(seen.client_ip)
+        if address is None:
+            return None
+        return self.row(
+            seen.ts,
+            seen.method,
+            seen.path,
+            seen.status,
+            seen.response_ms,
+            seen.content_length,
+            address,
+            seen.user_agent,
+            seen.referrer,
+            seen.accept_language,
+        )
+
+    def combined_row(self, line: str) -> tuple[Any, ...] | None:
+        """Return the row of one combined/common log line: None when it is not one,
+        ``FILTERED`` when the settings leave it out."""
+        match = COMBINED.match(line)
+        if match is None:
+            return None
+        ip_text, time_text, method, target, status, size, referrer, agent = match.groups()
+        address = self._address(ip_text)
+        if address is None:
+            return None
+        try:
+            ts = parse_log_time(time_text)
+        except ValueError:
+            return None
+        path = self._targets.get(target)
+        if path is None:
+            path = _remember(self._targets, target, request_path(target))
+        return self.row(
+            ts,
+            method,
+            path,
+            int(status),
+            None,
+            None if size == "-" else int(size),
+            address,
+            unescape(agent),
+            unescape(referrer),
+            None,
+        )
