@@ -101,3 +101,28 @@ class DatabaseUnavailable(ServiceUnavailable):
 
     code = "database_unavailable"
     retry_after = 5  # seconds, sent as Retry-After
+
+
+class FieldError(ValueError):
+    """A value a service function refuses; ``field`` names it.
+
+    The library raises it (a precise ValueError); a resource answers it with
+    :meth:`as_app_error`: 422 ``invalid`` (409 ``conflict`` for :class:`NameTaken`), with
+    ``details.field``.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def as_app_error(self) -> AppError:
+        """Return the HTTP error to answer with."""
+        return Invalid(str(self), field=self.field)
+
+
+class NameTaken(FieldError):
+    """Another record already has this unique name."""
+
+    def as_app_error(self) -> AppError:
+        """Return the HTTP error to answer with (409)."""
+        return Conflict(str(self), field=self.field)

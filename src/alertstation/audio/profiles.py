@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from alertstation.errors import FieldError
+
 MAX_PROFILES: Final[int] = 20
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 _KEYS: Final[tuple[str, ...]] = ("name", "codec", "bitrate_kbps", "sample_rate", "channels")
@@ -59,12 +61,8 @@ CODECS: Final[dict[str, Codec]] = {
 EXTENSIONS: Final[dict[str, str]] = {c.extension: c.content_type for c in CODECS.values()}
 
 
-class ProfileError(ValueError):
-    """A profile is not acceptable; ``field`` names the bad key (``stream_profiles[i].key``)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+#: A profile is not acceptable; ``field`` names the bad key (``stream_profiles[i].key``).
+ProfileError = FieldError
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from alertstation.audio.settings import (
 from alertstation.audio.sources import (
     SourceConfig,
     SourceError,
-    SourceNameTaken,
     audit_change,
     changed_fields,
     create_source,
@@ -43,16 +42,14 @@ from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.errors import AppError, Conflict, Invalid, NotFound
+from alertstation.errors import AppError, Invalid, NotFound
 from alertstation.http.bodies import json_object
 from alertstation.http.outbound import OutboundClient
 from alertstation.settings_admin.sections import hardware_settings
 
 
 def _invalid(ex: SourceError) -> AppError:
-    if isinstance(ex, SourceNameTaken):
-        return Conflict(str(ex), field=ex.field)
-    return Invalid(str(ex), field=ex.field)
+    return ex.as_app_error()
 
 
 def _get(conn: Any, source_id: int, kind: str | None) -> Any:
@@ -506,7 +503,7 @@ class SettingsResource:
                     conn, body, by=actor.username, now=station.clock()
                 )
             except AudioSettingsError as ex:
-                raise Invalid(str(ex), field=ex.field) from None
+                raise ex.as_app_error() from None
             if changed:
                 station.ledger.record_or_refuse(
                     conn,

@@ -30,11 +30,11 @@ from sqlalchemy import Connection, select
 from alertstation.audio.profiles import (
     DEFAULT_ARCHIVE_PROFILE,
     DEFAULT_PROFILES,
-    ProfileError,
     StreamProfile,
     read_profiles,
 )
 from alertstation.audio.tables import audio_settings
+from alertstation.errors import FieldError
 from alertstation.same import EVENTS
 
 SETTINGS_ROW: Final[int] = 1
@@ -42,12 +42,8 @@ SAMPLE_RATES: Final[tuple[int, ...]] = (8000, 11025, 16000, 22050, 24000, 32000,
 _EVENT = re.compile(r"^[A-Z]{3}$")
 
 
-class AudioSettingsError(ValueError):
-    """A setting is not acceptable; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+#: A setting is not acceptable; ``field`` names it (the shared field error).
+AudioSettingsError = FieldError
 
 
 @dataclass(frozen=True)
@@ -133,13 +129,6 @@ def _rate(value: Any) -> int:
     return int(value)
 
 
-def _profiles(value: Any) -> tuple[StreamProfile, ...]:
-    try:
-        return read_profiles(value)
-    except ProfileError as ex:
-        raise AudioSettingsError(ex.field, str(ex)) from None
-
-
 def _profile_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise AudioSettingsError("archive_profile", "archive_profile must name a stream profile")
@@ -158,7 +147,7 @@ CHECKS: Final[dict[str, Any]] = {
     "archive_segment_minutes": _number("archive_segment_minutes", 1, 120, integer=True),
     "archive_retention_days": _number("archive_retention_days", 1, 365, integer=True),
     "archive_profile": _profile_name,
-    "stream_profiles": _profiles,
+    "stream_profiles": read_profiles,
     "sample_rate": _rate,
 }
 

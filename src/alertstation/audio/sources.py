@@ -34,6 +34,7 @@ from sqlalchemy import Connection, Row, delete, insert, select, update
 from alertstation.audio.tables import NAME_WIDTH, SECRET_WIDTH, URL_WIDTH, audio_sources
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
+from alertstation.errors import FieldError, NameTaken
 
 KINDS = ("stream", "receiver")
 STATES = ("starting", "running", "reconnecting", "fatal", "stopped")
@@ -49,16 +50,10 @@ DEFAULT_RECEIVER_RATE = 24_000
 _C = audio_sources.c
 
 
-class SourceError(ValueError):
-    """A source setting is not acceptable; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class SourceNameTaken(SourceError):
-    """Another source already has this name."""
+#: A source setting is not acceptable; ``field`` names it (the shared field error).
+SourceError = FieldError
+#: Another source already has this name.
+SourceNameTaken = NameTaken
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from alertstation.alerts.poll.poller import poller_for
 from alertstation.alerts.poll.sources import (
     SourceConfig,
     SourceError,
-    SourceNameTaken,
     audit_change,
     create_source,
     delete_source,
@@ -44,8 +43,6 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import (
     AppError,
     BadRequest,
-    Conflict,
-    Invalid,
     NotFound,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -199,9 +196,7 @@ class ImportAlert:
 
 
 def _invalid(ex: SourceError) -> AppError:
-    if isinstance(ex, SourceNameTaken):
-        return Conflict(str(ex), field=ex.field)
-    return Invalid(str(ex), field=ex.field)
+    return ex.as_app_error()
 
 
 class PollSourceCollection:

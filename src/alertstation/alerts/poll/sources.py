@@ -39,6 +39,7 @@ from alertstation.alerts.poll.tables import (
 )
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
+from alertstation.errors import FieldError, NameTaken
 from alertstation.zones.validate import normalise_zone_code
 
 KINDS = ("json-api", "cap-xml", "ipaws")
@@ -60,16 +61,10 @@ _SEPARATORS = re.compile(r"[\s,]+")
 _C = poll_sources.c
 
 
-class SourceError(ValueError):
-    """A source setting is not acceptable; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class SourceNameTaken(SourceError):
-    """Another source already has this name."""
+#: A source setting is not acceptable; ``field`` names it (the shared field error).
+SourceError = FieldError
+#: Another source already has this name.
+SourceNameTaken = NameTaken
 
 
 @dataclass(frozen=True)
