@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from playwright.sync_api import Page, expect
 from sqlalchemy import insert, select
 
 from alertstation.audio import alerts
+from alertstation.audio.archive import STAMP, source_folder
 from alertstation.audio.sources import SourceConfig, create_source, set_status
 from alertstation.audio.tables import audio_alerts, received_eas_messages
 from alertstation.db.engine import begin_write
@@ -48,6 +49,42 @@ def test_source_cards_follow_the_monitor_and_restart_clears_fatal(
     expect(card.locator(".audio-state")).to_have_text("starting")
     expect(card.locator(".audio-error")).to_have_text("")
     expect(page.locator("#audio-status")).to_contain_text("Restart requested")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
+
+
+def test_a_source_card_lists_its_archive_segments_for_download(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    with begin_write(live_server.engine) as conn:
+        source_id = create_source(
+            conn, SourceConfig(name="WX", kind="stream", url="http://127.0.0.1:9/"), now
+        )
+        empty_id = create_source(
+            conn, SourceConfig(name="Quiet", kind="stream", url="http://127.0.0.1:9/q"), now
+        )
+        set_status(conn, source_id, archive_error="cannot write the archive: No space left")
+    folder = source_folder(live_server.settings.data_dir, source_id)
+    folder.mkdir(parents=True)
+    name = f"{now.strftime(STAMP)}-{(now + timedelta(seconds=600)).strftime(STAMP)}.mp3"
+    (folder / name).write_bytes(b"ID3" + bytes(1000))
+    create_user(live_server, "ops", "operator", PASSWORD)
+    sign_in(page, live_server, "ops", PASSWORD)
+    page.goto("/audio")
+    card = page.locator(f"#audio-archive-{source_id}")
+    card.locator("summary").click()
+    expect(card.locator(".audio-archive-error")).to_contain_text("No space left")
+    link = card.locator(".audio-segments a")
+    expect(link).to_have_count(1)
+    with page.expect_download() as download:
+        link.click()
+    assert download.value.suggested_filename == name
+    with open(download.value.path(), "rb") as saved:
+        assert saved.read() == b"ID3" + bytes(1000)
+    quiet = page.locator(f"#audio-archive-{empty_id}")
+    quiet.locator("summary").click()
+    expect(quiet.locator(".audio-archive-empty")).to_contain_text("The archive is off")
     assert page_log.console_errors() == []
     assert page_log.csp_violations() == []
 
