@@ -13,16 +13,23 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import select
 
 from alertstation.audio import archive
-from alertstation.audio.archive import ArchiveRecorder, list_segments, source_folder
+from alertstation.audio.archive import (
+    ArchiveRecorder,
+    SegmentWriter,
+    list_segments,
+    source_folder,
+)
 from alertstation.audio.monitor import AudioMonitor, MonitorSettings
+from alertstation.audio.profiles import DEFAULT_PROFILES
 from alertstation.audio.settings import save_audio_settings
 from alertstation.audio.tables import audio_sources
 from alertstation.audit.tables import audit_logs
@@ -178,11 +185,14 @@ def test_a_write_failure_never_stops_monitoring_and_the_next_segment_retries(
     blocker.write_text("a file where the source's folder should be")
     with recording(audio_station) as (monitor, recorder):
         failed = wait_for(
-            lambda: (row := source_row(audio_station, source_id)).archive_failures and row,
-            "the archive failure on the source",
+            lambda: (
+                (row := source_row(audio_station, source_id)).archive_failures
+                and row.state == "running"
+                and row
+            ),
+            "the archive failure on a running source",
         )
         assert "cannot write the archive" in failed.archive_error
-        assert failed.state == "running"
         blocker.unlink()
         audio_station.clock.advance(minutes=1)  # the failed segment's minute is over: retry
         wait_for(lambda: recording_now(recorder, source_id), "audio in the next segment")
@@ -375,3 +385,28 @@ def test_profiles_are_saved_by_configure_only_and_audited_by_name(
         {"fields": ["archive_profile", "archive_segment_minutes", "stream_profiles"]}
     ]
     assert "voice-opus" not in rows[0].details  # names of fields, never values
+
+
+def test_an_encoder_that_dies_fails_its_segment_and_leaves_no_partial_file(
+    tmp_path: Path,
+) -> None:
+    reports: list[tuple[int, str | None]] = []
+    start = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)
+    writer = SegmentWriter(
+        tmp_path / "3",
+        3,
+        start,
+        start + timedelta(minutes=10),
+        RATE,
+        DEFAULT_PROFILES[0],
+        shutil.which("false") or "/bin/false",
+        lambda source_id, error: reports.append((source_id, error)),
+    )
+    for _ in range(50):
+        writer.feed(np.full(800, 1000, dtype=np.int16))
+    writer.finish()
+    writer.thread.join(timeout=60)
+    assert not writer.thread.is_alive()
+    [(source_id, error)] = reports
+    assert source_id == 3 and error is not None and "ffmpeg" in error
+    assert list((tmp_path / "3").iterdir()) == []
