@@ -13,6 +13,8 @@ from alertstation.traffic.settings import settings_cache_for
 from alertstation.traffic.tables import (
     traffic_hostnames,
     traffic_visitors,
+    web_request_day_groups,
+    web_request_days,
     web_request_logs,
     web_request_rollups,
 )
@@ -36,7 +38,14 @@ def clean_log(engine: Engine) -> Iterator[None]:
 def empty(engine: Engine) -> None:
     """Delete the request log, its rollups and the visitor ids."""
     with engine.begin() as conn:
-        for table in (web_request_logs, web_request_rollups, traffic_visitors, traffic_hostnames):
+        for table in (
+            web_request_logs,
+            web_request_rollups,
+            web_request_days,
+            web_request_day_groups,
+            traffic_visitors,
+            traffic_hostnames,
+        ):
             conn.execute(table.delete())
 
 

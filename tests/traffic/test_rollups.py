@@ -4,17 +4,26 @@ rows."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select
 
-from alertstation.traffic import reports, rollups
-from alertstation.traffic.period import Filters, Period
+from alertstation.db.engine import begin_write
+from alertstation.traffic import daily, reports, rollups
+from alertstation.traffic.maintenance import prune
+from alertstation.traffic.period import Filters, Period, parse_period
 from alertstation.traffic.recorder import TrafficRecorder
 from alertstation.traffic.rows import Observed
 from alertstation.traffic.settings import TrafficSettingsCache
-from alertstation.traffic.tables import traffic_visitors, web_request_rollups
+from alertstation.traffic.tables import (
+    traffic_visitors,
+    web_request_days,
+    web_request_logs,
+    web_request_rollups,
+)
 from tests.support import Clock
+from tests.traffic import oracle
 
 pytestmark = pytest.mark.usefixtures("clean_log")
 
@@ -68,3 +77,48 @@ def test_reading_live_hours_writes_no_visitor_ids(engine: Engine) -> None:
         assert conn.execute(select(func.count()).select_from(traffic_visitors)).scalar_one() == 0
         assert conn.execute(select(func.count()).select_from(web_request_rollups)).scalar_one() == 0
     assert summary["unique_visitors"] == 2
+
+
+def test_rolled_up_days_give_the_dashboard_the_raw_rows_give_and_follow_changes(
+    engine: Engine,
+) -> None:
+    clock = Clock()
+    rows = oracle.generate(clock())
+    with engine.begin() as conn:
+        for start in range(0, len(rows), 200):
+            conn.execute(web_request_logs.insert().values(rows[start : start + 200]))
+    period = parse_period({"days": "10"}, clock().date())
+
+    def unfiltered() -> dict[str, Any]:
+        with engine.connect() as conn:
+            return reports.dashboard(conn, period, Filters(), limit=10_000)
+
+    from_raw_rows = unfiltered()  # nothing rolled up yet: every day read from raw rows
+    rollups.ensure_rolled_up(engine, clock())
+    today = int(clock().timestamp() // 86_400)
+    with engine.connect() as conn:
+        assert daily.newest_day(conn) == today - 1
+        stored_days = conn.execute(select(func.count()).select_from(web_request_days)).scalar()
+    assert stored_days and stored_days >= 20
+    assert unfiltered() == from_raw_rows
+
+    # A late request into a day already rolled up: that day and the later ones are dropped.
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine))
+    recorder.capture(seen(clock().timestamp() - 3 * 86_400, "192.0.2.250", "/late"))
+    recorder.flush()
+    with engine.connect() as conn:
+        assert daily.newest_day(conn) == today - 4
+    late = unfiltered()
+    assert late["summary"]["hits"] == from_raw_rows["summary"]["hits"] + 1
+    assert late["summary"]["visits"] == from_raw_rows["summary"]["visits"] + 1
+    assert {"visitor_key": "192.0.2.250", "hits": 1, "visitors": 1, "bytes": 100} in late[
+        "top_visitors"
+    ]
+    rollups.ensure_rolled_up(engine, clock())
+    assert unfiltered() == late
+
+    # Pruning drops the days whose rows go.
+    with begin_write(engine) as conn:
+        prune(conn, clock(), retention_days=5)
+        oldest = conn.execute(select(func.min(web_request_days.c.day))).scalar()
+    assert oldest is not None and oldest >= today - 5
