@@ -8,8 +8,8 @@ hits, bandwidth and the count of every status code; after timing, the same is ch
 big file (each side runs once: the file is imported once).
 
 ``traffic.dashboard``: the 30-day dashboard payload alone over the imported rows, from the
-hourly rollups, against the same payload computed from raw rows only (the rollups deleted inside
-a transaction that is rolled back).
+hourly and daily rollups, against the same payload computed from raw rows only (every rollup
+deleted inside a transaction that is rolled back).
 
 ``traffic.http_recording``: ``GET /login`` (a public page that needs no database) from a public
 address through the whole station app with request recording on, against a bare Falcon app
@@ -46,7 +46,11 @@ from alertstation.traffic import reports, rollups
 from alertstation.traffic.importer import import_file
 from alertstation.traffic.period import Filters, parse_period
 from alertstation.traffic.settings import save_settings
-from alertstation.traffic.tables import web_request_rollups
+from alertstation.traffic.tables import (
+    web_request_day_groups,
+    web_request_days,
+    web_request_rollups,
+)
 from tests.support import Clock, make_settings
 from tests.traffic import accesslog
 
@@ -174,7 +178,8 @@ def dashboard_raw(engine: Engine, now: datetime) -> dict[str, Any]:
     with engine.connect() as conn:
         transaction = conn.begin()
         try:
-            conn.execute(web_request_rollups.delete())
+            for table in (web_request_rollups, web_request_days, web_request_day_groups):
+                conn.execute(table.delete())
             return reports.dashboard(conn, parse_period({"days": "31"}, now.date()), Filters())
         finally:
             transaction.rollback()
