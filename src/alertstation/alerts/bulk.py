@@ -18,15 +18,31 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, bindparam, insert, select, tuple_, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Text,
+    bindparam,
+    cast,
+    insert,
+    literal,
+    literal_column,
+    null,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.boundary.tables import BOUNDARY_ROW, station_boundary
 from alertstation.alerts.dispatch import parse_any
 from alertstation.alerts.lifecycle import ChainRow, Verdict
 from alertstation.alerts.matching import encode_geocode_lists
@@ -41,6 +57,7 @@ from alertstation.alerts.store import (
     _check_keys,
 )
 from alertstation.alerts.tables import (
+    alert_settings,
     cap_alert_geocodes,
     cap_alert_refs,
     cap_alert_vtec,
@@ -94,6 +111,53 @@ _OWN_KEYS = (
     .order_by(_V.alert_id, _V.position)
 )
 _REFS_OF = select(_R.alert_id, _R.ref_sender, _R.ref_identifier).where(_R.alert_id.in_(_IN))
+
+
+def _null(column: Any) -> Any:
+    return cast(null(), column.type).label(column.name)
+
+
+_NO_KEYS = [_null(c) for c in _KEY_COLUMNS]
+# _BY_KEY, _REFERRERS and _CHAINS in one statement (one round trip for a small batch): each row
+# says by ``kind`` (0, 1, 2) which of the three it answers.
+_FIRST_READS = union_all(
+    select(
+        literal_column("0").label("kind"), _A.id.label("id"), _A.sender.label("k1"),
+        _A.identifier.label("k2"), _A.state.label("state"), _A.in_area.label("in_area"),
+        _null(_A.msg_type), _null(_A.sent), _null(_V.action), *_NO_KEYS,
+    ).where(tuple_(_A.sender, _A.identifier).in_(bindparam("own", expanding=True))),
+    select(
+        literal_column("1"), _R.alert_id, _R.ref_sender, _R.ref_identifier, _null(_A.state),
+        _null(_A.in_area), _A.msg_type, _A.sent, _null(_V.action), *_NO_KEYS,
+    )
+    .join(cap_alerts, _A.id == _R.alert_id)
+    .where(_R.ref_identifier.in_(bindparam("idents", expanding=True))),
+    select(
+        literal_column("2"), _V.alert_id, _null(_A.sender), _null(_A.identifier), _A.state,
+        _null(_A.in_area), _null(_A.msg_type), _A.sent, _V.action, *_KEY_COLUMNS,
+    )
+    .join(cap_alerts, _A.id == _V.alert_id)
+    .where(tuple_(*_KEY_COLUMNS).in_(bindparam("chains", expanding=True))),
+)  # fmt: skip
+# The writes, built once (building an insert per chunk cost more than running it).
+_INSERT_ALERTS = insert(cap_alerts).returning(_A.id, sort_by_parameter_order=True)
+_UPDATE_STATES = update(cap_alerts).where(_A.id == bindparam("b_id"))
+_INSERT_CHILDREN = {
+    table.name: insert(table)
+    for table in (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
+}
+# What the settings of a chunk are made of, in one read: every settings row, and one row naming
+# the station boundary's upload by its key columns (as load_boundary identifies it).
+_S, _B = alert_settings.c, station_boundary.c
+_SETTINGS_KEY = union_all(
+    select(_S.key, _S.value),
+    select(
+        literal("", Text),
+        cast(_B.revision, Text) + "|" + cast(_B.uploaded_at, Text) + "|" + _B.name + "|"
+        + cast(_B.vertex_count, Text) + "|" + cast(_B.min_lon, Text) + "|"
+        + cast(_B.min_lat, Text) + "|" + cast(_B.max_lon, Text) + "|" + cast(_B.max_lat, Text),
+    ).where(_B.id == BOUNDARY_ROW),
+)  # fmt: skip
 Key = tuple[str, str]
 
 
@@ -162,16 +226,40 @@ class _Batch:
     def _load(self, alerts: Sequence[Alert]) -> None:
         own = {(x.sender, x.identifier) for x in alerts}
         refs = {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
-        for row in self._rows(_BY_KEY, own | refs):
-            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
-        related = {self.by_key[k] for k in refs if k in self.by_key}
         identifiers = {x.identifier for x in alerts}
-        related |= self._load_referrers(identifiers)
         keys = {v.event_key(x.sent) for x in alerts for v in x.vtec}
-        related |= self._load_chains(keys)
+        if max(len(own | refs), len(identifiers), len(keys)) <= _IN_CHUNK:
+            related = self._load_first(own | refs, identifiers, keys)
+        else:
+            for row in self._rows(_BY_KEY, own | refs):
+                self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+            related = self._load_referrers(identifiers) | self._load_chains(keys)
+        related |= {self.by_key[k] for k in refs if k in self.by_key}
         # Stored alerts a batch message relates to can change: read all they are judged by.
         if related:
             self._load_related(related, keys, identifiers)
+
+    def _load_first(self, wanted: set[Key], identifiers: set[str], keys: set[ChainKey]) -> set[int]:
+        """Run the three first reads (by key, referrers, chains) as one statement.
+
+        Return the ids of the referrers and chain members found, as the separate reads do.
+        """
+        params = {"own": sorted(wanted), "idents": sorted(identifiers), "chains": sorted(keys)}
+        rows: list[list[Any]] = [[], [], []]
+        for row in self.conn.execute(_FIRST_READS, params):
+            rows[row.kind].append(row)
+        for row in rows[0]:
+            self._know(row.id, row.k1, row.k2, row.state, row.in_area)
+        found: set[int] = set()
+        for row in rows[1]:
+            self.referrers[(row.k1, row.k2)].append((row.id, row.msg_type, row.sent))
+            found.add(row.id)
+        for row in rows[2]:
+            key: ChainKey = (row.office, row.phenomenon, row.significance, row.etn, row.year)
+            self.chains[key].append(ChainRow(row.id, row.sent, row.action))
+            self.state.setdefault(row.id, row.state)
+            found.add(row.id)
+        return found
 
     def _load_related(self, related: set[int], keys: set[ChainKey], identifiers: set[str]) -> None:
         """Read the facts, chains, referrers and references of stored alerts that can change."""
@@ -351,7 +439,7 @@ class _Batch:
 
     def write(self) -> dict[int, int]:
         """Write the batch's rows and changes; return provisional id -> stored id."""
-        conn, a, now = self.conn, cap_alerts.c, self.now
+        conn, now = self.conn, self.now
         real: dict[int, int] = {}
         if self.new:
             rows = [
@@ -371,13 +459,11 @@ class _Batch:
                 }
                 for item in self.new
             ]
-            ids = conn.execute(
-                insert(cap_alerts).returning(a.id, sort_by_parameter_order=True), rows
-            ).scalars()
+            ids = conn.execute(_INSERT_ALERTS, rows).scalars()
             real = {item.facts.id: int(i) for item, i in zip(self.new, ids, strict=True)}
         if self.changed:
             conn.execute(
-                update(cap_alerts).where(a.id == bindparam("b_id")),
+                _UPDATE_STATES,
                 [
                     {
                         "b_id": i,
@@ -443,10 +529,10 @@ class _Batch:
             (cap_alert_vtec, vtec),
         ):
             if rows:
-                self.conn.execute(insert(table), rows)
+                self.conn.execute(_INSERT_CHILDREN[table.name], rows)
         if self.queue:
             self.conn.execute(
-                insert(eas_forward_queue),
+                _INSERT_CHILDREN[eas_forward_queue.name],
                 [{**entry, "alert_id": real[entry["alert_id"]]} for entry in self.queue],
             )
 
@@ -524,6 +610,30 @@ def _matchers(settings: AlertSettings) -> Matchers:
     return settings.matchers()
 
 
+_settings_lock = threading.Lock()
+_matchers_by_key: dict[tuple[Any, ...], Matchers] = {}
+
+
+def current_matchers(conn: Connection) -> Matchers:
+    """Return the matchers of the settings stored now, read inside the caller's transaction.
+
+    One read gives the stored settings rows and the key columns of the boundary's upload; when
+    they are the ones seen last, their matchers are reused without parsing the settings again.
+    Otherwise the settings are read in full (``get_alert_settings``). The key is the stored
+    values themselves, so another database (a restore, a test) never gets stale matchers.
+    """
+    key = tuple(sorted(tuple(row) for row in conn.execute(_SETTINGS_KEY)))
+    found = _matchers_by_key.get(key)
+    if found is not None:
+        return found
+    matchers = _matchers(get_alert_settings(conn))
+    with _settings_lock:
+        if len(_matchers_by_key) >= 8:
+            _matchers_by_key.clear()
+        _matchers_by_key[key] = matchers
+    return matchers
+
+
 def ingest_items(
     engine: Engine,
     items: Sequence[Alert | ImportProblem],
@@ -545,7 +655,7 @@ def ingest_items(
     for part in _chunks(positions, max(1, chunk)):
         alerts = [items[i] for i in part]
         with begin_write(engine) as conn:
-            matchers = _matchers(get_alert_settings(conn))
+            matchers = current_matchers(conn)
             done = ingest_batch(conn, alerts, matchers, explicit=explicit, now=now)  # type: ignore[arg-type]
         for i, result in zip(part, done, strict=True):
             results[i] = result

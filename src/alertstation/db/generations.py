@@ -13,9 +13,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -26,16 +26,26 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+def _bump_statement(dialect_insert: Any) -> Any:
+    stmt = dialect_insert(generations).values(
+        name=bindparam("g_name"), value=1, updated_at=bindparam("g_now")
+    )
+    return stmt.on_conflict_do_update(
+        index_elements=[generations.c.name],
+        set_={"value": generations.c.value + 1, "updated_at": bindparam("g_now_set")},
+    ).returning(generations.c.value)
+
+
+# Built once per dialect: building the upsert cost more than running it.
+_BUMP = {"postgresql": _bump_statement(postgresql.insert), "sqlite": _bump_statement(sqlite.insert)}
+
+
 def bump_generation(conn: Connection, name: str) -> int:
     """Increment the named generation inside the caller's transaction and return the new value."""
-    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     now = utcnow()
-    stmt = dialect_insert(generations).values(name=name, value=1, updated_at=now)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[generations.c.name],
-        set_={"value": generations.c.value + 1, "updated_at": now},
-    ).returning(generations.c.value)
-    return int(conn.execute(stmt).scalar_one())
+    stmt = _BUMP["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
+    params = {"g_name": name, "g_now": now, "g_now_set": now}
+    return int(conn.execute(stmt, params).scalar_one())
 
 
 def read_generation(conn: Connection, name: str) -> int:
