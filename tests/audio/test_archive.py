@@ -303,46 +303,44 @@ def test_the_archive_api_lists_downloads_deletes_and_refuses_traversal(
     assert "No finished segment yet" in page  # the first source's only one was deleted
 
 
-@pytest.mark.parametrize(
-    ("change", "field"),
-    [
-        ({"stream_profiles": []}, "stream_profiles"),
-        (
-            {"stream_profiles": [{**OPUS, "codec": "flac"}]},
-            "stream_profiles[0].codec",
-        ),
-        (
-            {"stream_profiles": [{**DEFAULT_PROFILE, "bitrate_kbps": 8, "sample_rate": 44100}]},
-            "stream_profiles[0].bitrate_kbps",
-        ),
-        (
-            {"stream_profiles": [{**OPUS, "sample_rate": 22050}]},
-            "stream_profiles[0].sample_rate",
-        ),
-        ({"stream_profiles": [{**OPUS, "channels": 3}]}, "stream_profiles[0].channels"),
-        (
-            {"stream_profiles": [{k: v for k, v in OPUS.items() if k != "channels"}]},
-            "stream_profiles[0].channels",
-        ),
-        ({"stream_profiles": [{**OPUS, "name": "../x"}]}, "stream_profiles[0].name"),
-        (
-            {"stream_profiles": [OPUS, {**OPUS, "channels": 2}]},
-            "stream_profiles[1].name",
-        ),
-        ({"archive_profile": "missing"}, "archive_profile"),
-        ({"stream_profiles": [OPUS]}, "stream_profiles"),  # drops archive-mp3
-        ({"archive_segment_minutes": 0}, "archive_segment_minutes"),
-        ({"archive_enabled": "yes"}, "archive_enabled"),
-    ],
-)
-def test_profiles_and_archive_settings_are_checked(
-    audio_station: StationHarness, change: dict[str, Any], field: str
-) -> None:
+BAD_SETTINGS: list[tuple[dict[str, Any], str]] = [
+    ({"stream_profiles": []}, "stream_profiles"),
+    (
+        {"stream_profiles": [{**OPUS, "codec": "flac"}]},
+        "stream_profiles[0].codec",
+    ),
+    (
+        {"stream_profiles": [{**DEFAULT_PROFILE, "bitrate_kbps": 8, "sample_rate": 44100}]},
+        "stream_profiles[0].bitrate_kbps",
+    ),
+    (
+        {"stream_profiles": [{**OPUS, "sample_rate": 22050}]},
+        "stream_profiles[0].sample_rate",
+    ),
+    ({"stream_profiles": [{**OPUS, "channels": 3}]}, "stream_profiles[0].channels"),
+    (
+        {"stream_profiles": [{k: v for k, v in OPUS.items() if k != "channels"}]},
+        "stream_profiles[0].channels",
+    ),
+    ({"stream_profiles": [{**OPUS, "name": "../x"}]}, "stream_profiles[0].name"),
+    (
+        {"stream_profiles": [OPUS, {**OPUS, "channels": 2}]},
+        "stream_profiles[1].name",
+    ),
+    ({"archive_profile": "missing"}, "archive_profile"),
+    ({"stream_profiles": [OPUS]}, "stream_profiles"),  # drops archive-mp3
+    ({"archive_segment_minutes": 0}, "archive_segment_minutes"),
+    ({"archive_enabled": "yes"}, "archive_enabled"),
+]
+
+
+def test_profiles_and_archive_settings_are_checked(audio_station: StationHarness) -> None:
     audio_station.add_user("ops", "operator")
     ops = audio_station.sign_in("ops")
-    refused = ops.request("PUT", "/api/audio/settings", json={**change, "clipping_samples": 99})
-    assert refused.status_code == 422, refused.text
-    assert refused.json["error"]["details"]["field"] == field
+    for change, field in BAD_SETTINGS:
+        refused = ops.request("PUT", "/api/audio/settings", json={**change, "clipping_samples": 99})
+        assert refused.status_code == 422, (change, refused.text)
+        assert refused.json["error"]["details"]["field"] == field, change
     after = ops.request("GET", "/api/audio/settings").json
     assert after["clipping_samples"] == 10  # nothing half-done
     assert [p["name"] for p in after["stream_profiles"]] == ["archive-mp3"]
