@@ -75,6 +75,9 @@ def test_a_source_card_lists_its_archive_segments_for_download(
     card = page.locator(f"#audio-archive-{source_id}")
     card.locator("summary").click()
     expect(card.locator(".audio-archive-error")).to_contain_text("No space left")
+    with begin_write(live_server.engine) as conn:  # the next good segment clears it
+        set_status(conn, source_id, archive_error=None)
+    expect(card.locator(".audio-archive-error")).to_have_text("", timeout=60_000)
     link = card.locator(".audio-segments a")
     expect(link).to_have_count(1)
     with page.expect_download() as download:

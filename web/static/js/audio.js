@@ -35,6 +35,10 @@
       level === null ? "no audio yet" : level.toFixed(1) + " dBFS";
     card.querySelector(".audio-title").textContent = source.icy_title ? "Now: " + source.icy_title : "";
     card.querySelector(".audio-error").textContent = source.error_message || "";
+    const archiveError = card.querySelector(".audio-archive-error");
+    if (archiveError) {
+      archiveError.textContent = source.archive_error ? "Archive: " + source.archive_error : "";
+    }
   }
 
   const cards = document.getElementById("audio-sources");
