@@ -176,8 +176,198 @@ cdef bint _parse_ipv6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_
     return True
 
 
-cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) noexcept nogil:
-    """Parse one address into its key; return 4 (IPv4 or mapped), 6, or 0 when refused."""
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* Fast address parsing for the common case. SSE2 compares classify every character at once
+       (digit, hex digit, dot, colon), the value of the octet or group ending at each position is
+       computed for all positions together, and the values are picked at the run ends: no branch
+       depends on how many digits an octet or group has, which the scalar parser mispredicts.
+       It only ever accepts: anything it is unsure of (garbage, an embedded IPv4 tail, a zone,
+       whitespace, other lengths) returns 0 and the scalar parser, which mirrors ipaddress,
+       decides. x86-64 only (SSE2 is part of it); elsewhere it always returns 0. */
+    #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    static inline uint32_t cidr_mask16(__m128i v, char ch) {
+        return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(ch)));
+    }
+    /* Byte p (0..15) of a vector held as two words. */
+    static inline uint32_t cidr_byte_at(uint64_t w0, uint64_t w1, uint32_t p) {
+        uint64_t w = p < 8u ? w0 : w1;
+        return (uint32_t)(w >> (8u * (p & 7u))) & 0xFFu;
+    }
+    /* Dotted quad of 7..15 characters in v (zeros past the end). Every check and every octet is
+       computed for all 16 positions at once; the octets are then picked at the four run ends. */
+    static inline int cidr_fast_ipv4(__m128i v, int length, uint64_t *value) {
+        const __m128i zero = _mm_setzero_si128();
+        __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+        __m128i isd = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), zero);
+        __m128i dm = _mm_and_si128(d, isd);              /* digit values, 0 elsewhere */
+        __m128i d1 = _mm_slli_si128(dm, 1);              /* the digit before */
+        __m128i d2 = _mm_and_si128(_mm_slli_si128(dm, 2), _mm_slli_si128(isd, 1));
+        __m128i d1x2 = _mm_add_epi8(d1, d1);
+        __m128i d1x8 = _mm_add_epi8(_mm_add_epi8(d1x2, d1x2), _mm_add_epi8(d1x2, d1x2));
+        __m128i tens = _mm_add_epi8(dm, _mm_add_epi8(d1x8, d1x2));  /* 10 * d1 + d: 0..99 */
+        /* hundreds above 3 are refused below; clamped, 100 * d2 is built from 4, 32 and 64 times
+           it without a 16-bit shift carrying into the next byte */
+        __m128i d2c = _mm_min_epu8(d2, _mm_set1_epi8(3));
+        __m128i h4 = _mm_add_epi8(_mm_add_epi8(d2c, d2c), _mm_add_epi8(d2c, d2c));
+        __m128i h32 = _mm_slli_epi16(d2c, 5);
+        __m128i h64 = _mm_add_epi8(h32, h32);
+        __m128i octet = _mm_add_epi8(tens, _mm_add_epi8(h4, _mm_add_epi8(h32, h64)));
+        /* over 255: hundreds above 2, or 2 with the rest above 55 */
+        __m128i over = _mm_or_si128(
+            _mm_cmpgt_epi8(d2, _mm_set1_epi8(2)),
+            _mm_and_si128(_mm_cmpeq_epi8(d2, _mm_set1_epi8(2)),
+                          _mm_cmpgt_epi8(tens, _mm_set1_epi8(55))));
+        uint32_t dots = cidr_mask16(v, '.');
+        uint32_t digits = (uint32_t)_mm_movemask_epi8(isd);
+        uint32_t zeros = cidr_mask16(v, '0');
+        uint32_t ends = digits & ~(digits >> 1);
+        uint32_t starts = digits & ~(digits << 1);
+        uint32_t last = (uint32_t)length - 1u, m = dots & (dots - 1u), m3 = m & (m - 1u);
+        uint32_t e0, e1, e2;
+        uint64_t w0, w1;
+        if ((dots | digits) != (1u << length) - 1u  /* only digits and dots */
+            || m == 0 || m3 == 0 || (m3 & (m3 - 1u)) != 0  /* three dots */
+            || (dots & ((dots >> 1) | 1u | (1u << last))) != 0  /* no empty octet */
+            || (digits & (digits >> 1) & (digits >> 2) & (digits >> 3)) != 0  /* 4+ digits */
+            || (zeros & starts & (digits >> 1)) != 0  /* a leading zero */
+            || ((uint32_t)_mm_movemask_epi8(over) & ends) != 0)
+            return 0;
+        e0 = (uint32_t)__builtin_ctz(dots) - 1u;
+        e1 = (uint32_t)__builtin_ctz(m) - 1u;
+        e2 = (uint32_t)__builtin_ctz(m3) - 1u;
+        w0 = (uint64_t)_mm_cvtsi128_si64(octet);
+        w1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(octet, octet));
+        *value = (cidr_byte_at(w0, w1, e0) << 24) | (cidr_byte_at(w0, w1, e1) << 16)
+            | (cidr_byte_at(w0, w1, e2) << 8) | cidr_byte_at(w0, w1, last);
+        return 1;
+    }
+    /* Nibble values of 16 characters (0 where not a hex digit); *mask gets the hex positions. */
+    static inline __m128i cidr_hex16(__m128i v, __m128i *is) {
+        __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+        __m128i isd = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), _mm_setzero_si128());
+        __m128i a = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+        __m128i isa = _mm_cmpeq_epi8(_mm_subs_epu8(a, _mm_set1_epi8(5)), _mm_setzero_si128());
+        *is = _mm_or_si128(isd, isa);
+        return _mm_or_si128(
+            _mm_and_si128(d, isd), _mm_and_si128(_mm_add_epi8(a, _mm_set1_epi8(10)), isa));
+    }
+    /* IPv6 without a dotted tail or zone, 2..39 characters: three vectors (zeros past the end).
+       For every position, the value of the group ending there is computed at once: its low byte
+       (the last two digits) and its high byte (the two before, kept only while the group goes on);
+       the groups are then read at the group ends. */
+    static inline int cidr_fast_ipv6(const unsigned char *b, __m128i v0, int length,
+                                     uint64_t *hi, uint64_t *lo) {
+        unsigned char low[48], high[48];
+        __m128i n = _mm_set1_epi8((char)length), idx = _mm_setr_epi8(
+            16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+        __m128i v[3], h[3], is[3], h1, is1, is2, p[3], p2;
+        uint64_t colons = 0, hex = 0, dc, ends, all = (1ULL << length) - 1ULL, last, left, right;
+        unsigned __int128 key = 0;
+        int k, g, total, e, j, shift;
+        v[0] = v0;
+        v[1] = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + 16)), _mm_cmpgt_epi8(n, idx));
+        idx = _mm_add_epi8(idx, _mm_set1_epi8(16));
+        v[2] = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + 32)), _mm_cmpgt_epi8(n, idx));
+        for (k = 0; k < 3; k++) {
+            h[k] = cidr_hex16(v[k], &is[k]);
+            colons |= (uint64_t)cidr_mask16(v[k], ':') << (16 * k);
+            hex |= (uint64_t)(uint32_t)_mm_movemask_epi8(is[k]) << (16 * k);
+        }
+        if ((colons | hex) != all || (hex & (hex >> 1) & (hex >> 2) & (hex >> 3) & (hex >> 4)))
+            return 0;
+        for (k = 0; k < 3; k++) {
+            h1 = _mm_slli_si128(h[k], 1);
+            if (k) h1 = _mm_or_si128(h1, _mm_srli_si128(h[k - 1], 15));
+            p[k] = _mm_or_si128(h[k], _mm_slli_epi16(h1, 4));  /* nibbles: no carry across bytes */
+        }
+        for (k = 0; k < 3; k++) {
+            p2 = _mm_slli_si128(p[k], 2);
+            is1 = _mm_slli_si128(is[k], 1);
+            is2 = _mm_slli_si128(is[k], 2);
+            if (k) {
+                p2 = _mm_or_si128(p2, _mm_srli_si128(p[k - 1], 14));
+                is1 = _mm_or_si128(is1, _mm_srli_si128(is[k - 1], 15));
+                is2 = _mm_or_si128(is2, _mm_srli_si128(is[k - 1], 14));
+            }
+            _mm_storeu_si128((__m128i *)(low + 16 * k), p[k]);
+            _mm_storeu_si128((__m128i *)(high + 16 * k), _mm_and_si128(p2, _mm_and_si128(is1, is2)));
+        }
+        last = 1ULL << (length - 1);
+        dc = colons & (colons >> 1);  /* the first colon of each "::" */
+        ends = hex & ~(hex >> 1);
+        if (dc == 0) {
+            if ((colons & (1ULL | last)) || __builtin_popcountll(colons) != 7) return 0;
+            g = 64;
+            total = 8;
+        } else {
+            if (dc & (dc - 1ULL)) return 0;  /* two of them, or ":::" */
+            g = __builtin_ctzll(dc);
+            /* a single colon at either end */
+            if ((g > 0 && (colons & 1ULL)) || (g + 2 < length && (colons & last))) return 0;
+            left = g > 0 ? (uint64_t)__builtin_popcountll(colons & ((1ULL << g) - 1ULL)) + 1 : 0;
+            right = g + 2 < length ? (uint64_t)__builtin_popcountll(colons >> (g + 2)) + 1 : 0;
+            total = (int)(left + right);
+            if (total > 7) return 0;
+        }
+        for (j = 0; ends; j++) {
+            e = __builtin_ctzll(ends);
+            ends &= ends - 1ULL;
+            shift = 16 * (7 - (e > g ? j + 8 - total : j));
+            key |= (unsigned __int128)(((uint32_t)high[e] << 8) | low[e]) << shift;
+        }
+        *hi = (uint64_t)(key >> 64);
+        *lo = (uint64_t)key;
+        return 1;
+    }
+    /* 4 (IPv4, or IPv4-mapped IPv6), 6, or 0: not decided here. The text is read 48 bytes at a
+       time straight from where it lies when those bytes stay within its memory page (a read
+       there cannot fault, and the bytes past the end are masked to zero before any use), else
+       it is copied into a zeroed buffer first. */
+    static inline int cidr_fast_parse(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+        unsigned char b[48];
+        const unsigned char *src = (const unsigned char *)text;
+        uint64_t v4;
+        __m128i n, idx, v;
+        if (length < 2 || length > 39) return 0;
+        if (((uintptr_t)text & 4095u) > 4096u - 48u) {
+            memset(b, 0, sizeof b);
+            memcpy(b, text, (size_t)length);
+            src = b;
+        }
+        n = _mm_set1_epi8((char)length);
+        idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        v = _mm_and_si128(_mm_loadu_si128((const __m128i *)src), _mm_cmpgt_epi8(n, idx));
+        if (length <= 15 && length >= 7 && cidr_fast_ipv4(v, (int)length, &v4)) {
+            *hi = 0;
+            *lo = 0x0000FFFF00000000ULL | v4;
+            return 4;
+        }
+        if (!cidr_fast_ipv6(src, v, (int)length, hi, lo)) return 0;
+        return (*hi == 0 && (*lo >> 32) == 0xFFFF) ? 4 : 6;
+    }
+    #else
+    static inline int cidr_fast_parse(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+        return 0;
+    }
+    #endif
+    """
+    int cidr_fast_parse(
+        const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
+    ) noexcept nogil
+
+
+cdef int _parse_text_scalar(
+    const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
+) noexcept nogil:
+    """Parse one address into its key; return 4 (IPv4 or mapped), 6, or 0 when refused.
+
+    One character at a time, as ipaddress reads it: the last word on text the fast parser
+    does not take.
+    """
     cdef Py_ssize_t i
     cdef uint64_t v4 = 0
     if length <= 0 or length > MAX_ADDRESS_TEXT:
@@ -196,6 +386,21 @@ cdef int _parse_text(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t
     hi[0] = 0
     lo[0] = MAPPED_LO | v4
     return 4
+
+
+
+cdef inline int _parse_text(
+    const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
+) noexcept nogil:
+    """Parse one address into its key; return 4 (IPv4 or mapped), 6, or 0 when refused.
+
+    The SSE2 parser takes the usual text (plain dotted quads, IPv6 without an IPv4 tail);
+    whatever it does not accept goes to the scalar parser, so both give the same answers.
+    """
+    cdef int family = cidr_fast_parse(text, length, hi, lo)
+    if family:
+        return family
+    return _parse_text_scalar(text, length, hi, lo)
 
 
 cdef extern from *:
