@@ -118,8 +118,18 @@ def _null(column: Any) -> Any:
 
 
 _NO_KEYS = [_null(c) for c in _KEY_COLUMNS]
-# _BY_KEY, _REFERRERS and _CHAINS in one statement (one round trip for a small batch): each row
-# says by ``kind`` (0, 1, 2) which of the three it answers.
+# What the settings of a chunk are made of, in one read: every settings row, and one row naming
+# the station boundary's upload by its key columns (as load_boundary identifies it).
+_S, _B = alert_settings.c, station_boundary.c
+_BOUNDARY_KEY = (
+    cast(_B.revision, Text) + "|" + cast(_B.uploaded_at, Text) + "|" + _B.name + "|"
+    + cast(_B.vertex_count, Text) + "|" + cast(_B.min_lon, Text) + "|"
+    + cast(_B.min_lat, Text) + "|" + cast(_B.max_lon, Text) + "|" + cast(_B.max_lat, Text)
+)  # fmt: skip
+_SETTINGS_KEY = union_all(
+    select(_S.key, _S.value),
+    select(literal("", Text), _BOUNDARY_KEY).where(_B.id == BOUNDARY_ROW),
+)
 _FIRST_READS = union_all(
     select(
         literal_column("0").label("kind"), _A.id.label("id"), _A.sender.label("k1"),
@@ -139,6 +149,18 @@ _FIRST_READS = union_all(
     .join(cap_alerts, _A.id == _V.alert_id)
     .where(tuple_(*_KEY_COLUMNS).in_(bindparam("chains", expanding=True))),
 )  # fmt: skip
+# The same with the rows of _SETTINGS_KEY as kind 3 (k1, k2): a chunk's reads in one statement.
+_NO_ALERT = (
+    _null(_A.state), _null(_A.in_area), _null(_A.msg_type), _null(_A.sent), _null(_V.action),
+    *_NO_KEYS,
+)  # fmt: skip
+_FIRST_READS_AND_SETTINGS = union_all(
+    *_FIRST_READS.selects,
+    select(literal_column("3"), _null(_A.id), _S.key, _S.value, *_NO_ALERT),
+    select(literal_column("3"), _null(_A.id), literal("", Text), _BOUNDARY_KEY, *_NO_ALERT).where(
+        _B.id == BOUNDARY_ROW
+    ),
+)
 # The writes, built once (building an insert per chunk cost more than running it).
 _INSERT_ALERTS = insert(cap_alerts).returning(_A.id, sort_by_parameter_order=True)
 _UPDATE_STATES = update(cap_alerts).where(_A.id == bindparam("b_id"))
@@ -146,18 +168,6 @@ _INSERT_CHILDREN = {
     table.name: insert(table)
     for table in (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
 }
-# What the settings of a chunk are made of, in one read: every settings row, and one row naming
-# the station boundary's upload by its key columns (as load_boundary identifies it).
-_S, _B = alert_settings.c, station_boundary.c
-_SETTINGS_KEY = union_all(
-    select(_S.key, _S.value),
-    select(
-        literal("", Text),
-        cast(_B.revision, Text) + "|" + cast(_B.uploaded_at, Text) + "|" + _B.name + "|"
-        + cast(_B.vertex_count, Text) + "|" + cast(_B.min_lon, Text) + "|"
-        + cast(_B.min_lat, Text) + "|" + cast(_B.max_lon, Text) + "|" + cast(_B.max_lat, Text),
-    ).where(_B.id == BOUNDARY_ROW),
-)  # fmt: skip
 Key = tuple[str, str]
 
 
@@ -199,9 +209,14 @@ def _chunks(items: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]:
 class _Batch:
     """The stored rows one batch can touch, held in memory, and what the batch changes."""
 
-    def __init__(self, conn: Connection, alerts: Sequence[Alert], now: datetime) -> None:
+    def __init__(
+        self, conn: Connection, alerts: Sequence[Alert], now: datetime, *, settings: bool = False
+    ) -> None:
         self.conn = conn
         self.now = now
+        # With ``settings``: the rows of _SETTINGS_KEY, when the first reads could carry them.
+        self.settings_key: tuple[Any, ...] | None = None
+        self._settings = settings
         self.by_key: dict[Key, int] = {}  # (sender, identifier) -> id, stored and new
         self.facts: dict[int, _Facts] = {}  # full facts: stored alerts that can change, and new
         self.state: dict[int, str] = {}  # current state of every known stored or new alert
@@ -245,9 +260,12 @@ class _Batch:
         Return the ids of the referrers and chain members found, as the separate reads do.
         """
         params = {"own": sorted(wanted), "idents": sorted(identifiers), "chains": sorted(keys)}
-        rows: list[list[Any]] = [[], [], []]
-        for row in self.conn.execute(_FIRST_READS, params):
+        statement = _FIRST_READS_AND_SETTINGS if self._settings else _FIRST_READS
+        rows: list[list[Any]] = [[], [], [], []]
+        for row in self.conn.execute(statement, params):
             rows[row.kind].append(row)
+        if self._settings:
+            self.settings_key = tuple(sorted((row.k1, row.k2) for row in rows[3]))
         for row in rows[0]:
             self._know(row.id, row.k1, row.k2, row.state, row.in_area)
         found: set[int] = set()
@@ -540,12 +558,15 @@ class _Batch:
 def ingest_batch(
     conn: Connection,
     alerts: Sequence[Alert],
-    matchers: Matchers,
+    matchers: Matchers | None,
     *,
     explicit: bool = False,
     now: datetime | None = None,
 ) -> list[IngestResult]:
     """Ingest alerts in order inside the caller's transaction, as ingest_alert once per alert.
+
+    ``matchers`` None means those of the settings stored now (``current_matchers``), read in the
+    same statement as the batch's first reads.
 
     A sender or identifier longer than ``store.MAX_KEY_CHARS`` is a ValueError and nothing is
     written (``import_bodies`` checks them first and reports such a message as a problem).
@@ -555,7 +576,10 @@ def ingest_batch(
         _check_keys(alert)
     if not alerts:
         return []
-    batch = _Batch(conn, alerts, now)
+    batch = _Batch(conn, alerts, now, settings=matchers is None)
+    if matchers is None:
+        key = batch.settings_key
+        matchers = current_matchers(conn) if key is None else _matchers_for(conn, key)
     done = [batch.ingest(alert, matchers, explicit=explicit) for alert in alerts]
     real = batch.write()
     return [
@@ -622,7 +646,11 @@ def current_matchers(conn: Connection) -> Matchers:
     Otherwise the settings are read in full (``get_alert_settings``). The key is the stored
     values themselves, so another database (a restore, a test) never gets stale matchers.
     """
-    key = tuple(sorted(tuple(row) for row in conn.execute(_SETTINGS_KEY)))
+    return _matchers_for(conn, tuple(sorted(tuple(row) for row in conn.execute(_SETTINGS_KEY))))
+
+
+def _matchers_for(conn: Connection, key: tuple[Any, ...]) -> Matchers:
+    """Return the matchers of the settings ``key`` (_SETTINGS_KEY's rows) names."""
     found = _matchers_by_key.get(key)
     if found is not None:
         return found
@@ -655,8 +683,7 @@ def ingest_items(
     for part in _chunks(positions, max(1, chunk)):
         alerts = [items[i] for i in part]
         with begin_write(engine) as conn:
-            matchers = current_matchers(conn)
-            done = ingest_batch(conn, alerts, matchers, explicit=explicit, now=now)  # type: ignore[arg-type]
+            done = ingest_batch(conn, alerts, None, explicit=explicit, now=now)  # type: ignore[arg-type]
         for i, result in zip(part, done, strict=True):
             results[i] = result
         if progress is not None:

@@ -89,12 +89,27 @@ def _screen(data: memoryview, offset: int) -> int:
     The bytes are fed in growing chunks so that finding the end of a small document at the
     head of a large body costs about the size of that document, not of the whole body.
     """
+    try:
+        return _screen_pass(data, offset, track=False)
+    except _NextDocument:
+        # Only now is the depth needed (a misplaced XML declaration inside the root element is
+        # an error, after it the start of the next document): screen again, counting elements.
+        return _screen_pass(data, offset, track=True)
+
+
+class _NextDocument(Exception):
+    """Tell that expat stopped where another document may start (checked with the depth)."""
+
+
+def _refuse_doctype(*_args: object) -> None:
+    raise _DoctypeRefused
+
+
+def _screen_pass(data: memoryview, offset: int, *, track: bool) -> int:
+    """One expat pass of ``_screen``; without ``track``, no per-element callback runs."""
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     depth = [0, 0]  # current depth, number of root elements closed
-
-    def refuse_doctype(*_args: object) -> None:
-        raise _DoctypeRefused
 
     def start(*_args: object) -> None:
         depth[0] += 1
@@ -104,9 +119,10 @@ def _screen(data: memoryview, offset: int) -> int:
         if depth[0] == 0:
             depth[1] += 1
 
-    parser.StartDoctypeDeclHandler = refuse_doctype
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
+    parser.StartDoctypeDeclHandler = _refuse_doctype
+    if track:
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
     where = f" (document starting at byte {offset})" if offset else ""
     try:
         fed, chunk = 0, 4096
@@ -124,6 +140,8 @@ def _screen(data: memoryview, offset: int) -> int:
         ) from None
     except expat.ExpatError as ex:
         # After a complete root element, another root or XML declaration starts a new document.
+        if ex.code in _NEXT_DOCUMENT_CODES and not track:
+            raise _NextDocument from None
         if depth[1] and depth[0] == 0 and ex.code in _NEXT_DOCUMENT_CODES:
             return parser.ErrorByteIndex
         raise AlertParseError(

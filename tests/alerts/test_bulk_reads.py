@@ -1,0 +1,110 @@
+"""The batch path's combined reads: settings read with the first reads, split reads for big batches.
+
+A chunk of the batch path reads the settings in the same statement as its first reads and keeps
+the matchers built from them while the stored settings stay the same; a batch with more keys than
+one read takes (``bulk._IN_CHUNK``) reads them in several statements. Both must give what the
+plain reads give.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+from sqlalchemy import Engine
+
+from alertstation.alerts import bulk
+from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.parsing import AlertParseError, split_documents
+from alertstation.alerts.service import set_alert_settings
+from alertstation.db import make_engine
+from alertstation.db.engine import begin_write
+from alertstation.db.migrate import upgrade_to_head
+from tests.alerts.test_bulk import CAP, NOW, SENDER, build, message, run
+from tests.support import clear_tables, create_database, drop_database
+
+
+def _in_area(engine: Engine, identifier: str) -> bool:
+    body = CAP.format(identifier=identifier, sender=SENDER).encode()
+    [result] = import_messages(engine, body, "test", explicit=True, now=NOW)
+    assert result.outcome == "stored"
+    return result.in_area
+
+
+def test_a_settings_change_between_chunks_is_seen(engine: Engine) -> None:
+    """The matchers kept from one chunk are not used once the stored settings differ."""
+    clear_tables(engine)
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, zone_codes=["040109"])
+    assert _in_area(engine, "a")
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, zone_codes=["040021"])
+    assert not _in_area(engine, "b")
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, zone_codes=["040109"])
+    assert _in_area(engine, "c")
+    clear_tables(engine)
+
+
+def test_two_databases_keep_their_own_settings(
+    engine: Engine, backend: str, tmp_path: Path
+) -> None:
+    """Matchers are kept by the stored values, so another database never gets the first's."""
+    clear_tables(engine)
+    with begin_write(engine) as conn:
+        set_alert_settings(conn, zone_codes=["040109"])
+    url = create_database(backend, tmp_path)
+    other = make_engine(url)
+    try:
+        upgrade_to_head(other)
+        with begin_write(other) as conn:
+            set_alert_settings(conn, zone_codes=["040021"])
+        assert _in_area(engine, "a")
+        assert not _in_area(other, "a")
+        assert _in_area(engine, "b")
+    finally:
+        other.dispose()
+        drop_database(url)
+        clear_tables(engine)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    before=st.lists(message, max_size=4),
+    batch=st.lists(message, min_size=1, max_size=10),
+    explicit=st.booleans(),
+)
+def test_split_reads_store_what_one_message_at_a_time_stores(
+    engine: Engine, before: list[dict], batch: list[dict], explicit: bool
+) -> None:
+    """With one key per read, the first reads run as separate statements, with the same result."""
+    stored_before = [build(spec) for spec in before]
+    messages = [build(spec) for spec in batch]
+    one_by_one = run(engine, stored_before, messages, explicit, bulk=False)
+    with mock.patch.object(bulk, "_IN_CHUNK", 1):
+        batched = run(engine, stored_before, messages, explicit, bulk=True)
+    assert batched[0] == one_by_one[0]
+    assert batched[1] == one_by_one[1]
+
+
+def test_back_to_back_documents_split_where_the_next_one_starts() -> None:
+    first = CAP.format(identifier="a", sender=SENDER).encode()
+    second = CAP.format(identifier="b", sender=SENDER).encode()
+    documents = split_documents(first + b"\n" + second)
+    assert documents == [first + b"\n", second]
+    assert etree.fromstring(documents[1]).findtext("{*}identifier") == "b"
+
+
+def test_an_xml_declaration_inside_the_root_is_malformed() -> None:
+    """Only after a complete root does a declaration start another document."""
+    body = b'<?xml version="1.0"?><alert><?xml version="1.0"?><x/></alert>'
+    with pytest.raises(AlertParseError, match="malformed XML at line 1"):
+        split_documents(body)
