@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
 from typing import Any, Final
 
 import orjson
 from pyroaring import BitMap
 from sqlalchemy import Connection, and_, func, or_, select
 
+from alertstation.db.bulk import BulkInsert
 from alertstation.traffic.tables import (
     web_request_day_groups,
     web_request_days,
@@ -40,7 +40,10 @@ t = web_request_logs
 DAY_SECONDS: Final[int] = 86_400
 VISIT_GAP: Final[int] = 30 * 60
 LOGIN_PATH: Final[str] = "/auth/login"
-_CHUNK = 500
+_GROUP_ROWS = BulkInsert(
+    web_request_day_groups,
+    ("day", "dimension", "key", "hits", "bytes", "total_ms", "max_ms", "visitors"),
+)
 
 # The raw columns a day's pass reads, in this order.
 COLUMNS: Final[tuple[str, ...]] = (
@@ -161,43 +164,65 @@ def _merge(own: dict[tuple[Any, ...], Tally], key: tuple[Any, ...], tally: Tally
 # --- one pass over raw rows -----------------------------------------------------------------
 
 
-def _condition(kind: str | None, columns: list[tuple[Any, ...]]) -> list[bool] | None:
+# Lists drawn from the same part of a request are tallied together: one pass over the rows per
+# profile (the request line and answer, the address, the agent, the referrer, the session), then
+# each list is summed from the profile's distinct values, which are far fewer than the rows.
+PROFILES: Final[tuple[tuple[str, ...], ...]] = (
+    ("path", "status", "method", "page_view", "file_type"),
+    (
+        "visitor_key",
+        "country_code",
+        "country",
+        "city",
+        "region",
+        "region_code",
+        "asn_org",
+        "ip_version",
+    ),
+    ("browser", "os", "device_type", "is_bot"),
+    ("referrer_domain", "search_engine", "search_phrase"),
+    ("authenticated", "language"),
+)
+_KIND_COLUMN = {"page_view": "page_view", "is_bot": "is_bot", "error": "status", "region": "region"}
+
+
+def _kept(kind: str | None, value: Any) -> bool:
+    """Tell whether a row whose kind column holds ``value`` counts in a list of ``kind``."""
     if kind is None:
-        return None
+        return True
     if kind == "error":
-        return [status >= 400 for status in columns[_AT["status"]]]
+        return bool(value >= 400)
     if kind == "region":
-        return [value is not None for value in columns[_AT["region"]]]
-    return [bool(value) for value in columns[_AT[kind]]]
+        return value is not None
+    return bool(value)
 
 
-def _tally(
-    totals: DayTotals,
-    name: str,
-    keys: Sequence[Any],
-    visitors: Sequence[int],
-    sizes: Sequence[int],
-    keep: list[bool] | None,
-    single: bool,
-) -> None:
-    """Add the rows' keys to list ``name``: hits, bytes and visitors per key (a key is one
-    column's value when ``single``, else a tuple of columns)."""
-    if keep is not None:
-        keys = list(compress(keys, keep))
-        visitors = list(compress(visitors, keep))
-        sizes = list(compress(sizes, keep))
-    hits = Counter(keys)
-    sums: defaultdict[Any, int] = defaultdict(int)
+def _plan() -> list[tuple[str, int, tuple[int, ...], str | None, int]]:
+    """For each list: its profile, its key's positions in it, and its condition's position."""
+    plan = []
+    for name, (names, kind) in GROUPS.items():
+        needed = (*names, _KIND_COLUMN[kind]) if kind else names
+        index = next(i for i, profile in enumerate(PROFILES) if set(needed) <= set(profile))
+        profile = PROFILES[index]
+        where = profile.index(_KIND_COLUMN[kind]) if kind else -1
+        plan.append((name, index, tuple(profile.index(n) for n in names), kind, where))
+    return plan
+
+
+_PLAN: Final = _plan()
+
+
+def _profile_tallies(
+    keys: Sequence[tuple[Any, ...]], visitors: Sequence[int], sizes: Sequence[int]
+) -> dict[tuple[Any, ...], Tally]:
+    """Return hits, bytes and visitors per distinct profile value."""
+    tallies = {key: Tally(hits) for key, hits in Counter(keys).items()}
     for key, size in zip(keys, sizes, strict=True):
-        sums[key] += size
-    bitmaps: defaultdict[Any, BitMap] = defaultdict(BitMap)
+        if size:
+            tallies[key].bytes += size
     for key, visitor in set(zip(keys, visitors, strict=True)):
-        bitmaps[key].add(visitor)
-    own = totals.lists[name]
-    for key, count in hits.items():
-        whole = (key,) if single else key
-        if whole[0] is not None:
-            own[whole] = Tally(count, sums[key], visitors=bitmaps[key])
+        tallies[key].visitors.add(visitor)
+    return tallies
 
 
 def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
@@ -211,12 +236,18 @@ def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
     columns = list(zip(*rows, strict=True))
     visitors = [ids[key] for key in columns[_AT["visitor_key"]]]
     sizes = [size or 0 for size in columns[_AT["content_length"]]]
-    for name, (names, kind) in GROUPS.items():
-        if len(names) == 1:
-            keys: Sequence[Any] = columns[_AT[names[0]]]
-        else:
-            keys = list(zip(*(columns[_AT[column]] for column in names), strict=True))
-        _tally(totals, name, keys, visitors, sizes, _condition(kind, columns), len(names) == 1)
+    profiles = [
+        _profile_tallies(
+            list(zip(*(columns[_AT[name]] for name in profile), strict=True)), visitors, sizes
+        )
+        for profile in PROFILES
+    ]
+    for name, index, positions, kind, where in _PLAN:
+        own = totals.lists[name]
+        for value, tally in profiles[index].items():
+            key = tuple(value[i] for i in positions)
+            if key[0] is not None and _kept(kind, value[where] if kind else None):
+                _merge(own, key, Tally(tally.hits, tally.bytes, visitors=BitMap(tally.visitors)))
     _visits(totals, rows)
     _errors_timings_logins(totals, rows, visitors)
     return totals
@@ -338,21 +369,20 @@ def _store(conn: Connection, day: int, totals: DayTotals) -> None:
         )
     )
     values = [
-        {
-            "day": day,
-            "dimension": name,
-            "key": orjson.dumps(list(key)).decode(),
-            "hits": tally.hits,
-            "bytes": tally.bytes,
-            "total_ms": tally.total_ms,
-            "max_ms": tally.max_ms,
-            "visitors": tally.visitors.serialize() if tally.visitors else None,
-        }
+        (
+            day,
+            name,
+            orjson.dumps(list(key)).decode(),
+            tally.hits,
+            tally.bytes,
+            tally.total_ms,
+            tally.max_ms,
+            tally.visitors.serialize() if tally.visitors else None,
+        )
         for name, tallies in totals.lists.items()
         for key, tally in tallies.items()
     ]
-    for start in range(0, len(values), _CHUNK):
-        conn.execute(web_request_day_groups.insert(), values[start : start + _CHUNK])
+    _GROUP_ROWS.run(conn, values)
 
 
 def invalidate_from(conn: Connection, hour: int) -> None:

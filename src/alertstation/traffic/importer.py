@@ -25,6 +25,7 @@ from typing import IO, Any
 import orjson
 from sqlalchemy import Engine
 
+from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses, rollups
 from alertstation.traffic.enrich import (
@@ -247,40 +248,20 @@ class _Occurrences:
 
 
 class BatchWriter:
-    """Insert many rows in one statement run (``executemany``) per transaction, skipping lines
-    already imported (``import_key``), with each column's bind processing applied once."""
+    """Write batches of imported rows, one transaction each, skipping lines already imported."""
+
+    INSERT = BulkInsert(web_request_logs, (*ROW_COLUMNS, "import_key"), "import_key")
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        dialect = engine.dialect
-        names = [*ROW_COLUMNS, "import_key"]
-        mark = "?" if dialect.paramstyle == "qmark" else "%s"
-        self.sql = (
-            f"INSERT INTO {web_request_logs.name} ({', '.join(names)}) "
-            f"VALUES ({', '.join([mark] * len(names))}) ON CONFLICT (import_key) DO NOTHING"
-        )
-        self.processors = [
-            (index, processor)
-            for index, name in enumerate(names)
-            if (processor := web_request_logs.c[name].type._cached_bind_processor(dialect))
-        ]
 
     def write(self, rows: list[tuple[Any, ...]], result: ImportResult) -> None:
-        if self.processors:
-            converted = []
-            for row in rows:
-                values = list(row)
-                for index, processor in self.processors:
-                    values[index] = processor(values[index])
-                converted.append(tuple(values))
-        else:
-            converted = rows
         oldest = min(row[HOUR_INDEX] for row in rows)
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":
                 # Room for the index pages a large import touches (the default is 2 MiB).
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
-            added = conn.exec_driver_sql(self.sql, converted).rowcount
+            added = self.INSERT.run(conn, rows)
             if added:
                 rollups.invalidate_from(conn, oldest)
                 rows_changed(conn)
