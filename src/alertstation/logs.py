@@ -30,7 +30,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": iso_millis(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -198,14 +198,16 @@ def access_line_writer(logger: logging.Logger, level: int) -> BackgroundLineHand
     """Return the handler an access line can go to directly, or None to log it normally.
 
     That is the case when ``logger`` (a child of the ``alertstation`` logger) has no handler or
-    filter of its own and the station's only handler is the JSON background writer.
+    filter of its own and the station's only handler that takes ``level`` is the JSON background
+    writer (a handler set above ``level``, such as the recent-errors ring at ERROR, would drop
+    the record anyway).
     """
     if logger.handlers or logger.filters or not logger.propagate:
         return None
     parent = logger.parent
     if parent is None or parent.name != "alertstation" or parent.filters:
         return None
-    handlers = parent.handlers
+    handlers = [handler for handler in parent.handlers if handler.level <= level]
     if len(handlers) != 1:
         return None
     handler = handlers[0]
@@ -219,7 +221,7 @@ def access_line_writer(logger: logging.Logger, level: int) -> BackgroundLineHand
 def json_line(created: float, level: str, logger: str, message: str, fields: dict[str, Any]) -> str:
     """Return the line :class:`JsonFormatter` writes for such a record, without the record."""
     entry: dict[str, Any] = {
-        "time": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+        "time": iso_millis(created),
         "level": level,
         "logger": logger,
         "message": message,
@@ -229,3 +231,25 @@ def json_line(created: float, level: str, logger: str, message: str, fields: dic
         entry["request_id"] = request_id
     entry.update(fields)
     return orjson.dumps(entry, default=str).decode()
+
+
+# The last second :func:`iso_millis` formatted, and its text up to the seconds (one per process;
+# a race between threads only formats a second twice).
+_second_text: tuple[int, str] = (-1, "")
+
+
+def iso_millis(created: float) -> str:
+    """Return ``datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")``.
+
+    The text up to the seconds is formatted once per second, not once per line.
+    """
+    global _second_text
+    second = int(created // 1)
+    micros = round((created - second) * 1_000_000)
+    if micros >= 1_000_000:  # rounded up into the next second, as fromtimestamp rounds
+        second, micros = second + 1, micros - 1_000_000
+    cached_second, text = _second_text
+    if cached_second != second:
+        text = datetime.fromtimestamp(second, UTC).isoformat()[:19]
+        _second_text = (second, text)
+    return f"{text}.{micros // 1000:03d}+00:00"

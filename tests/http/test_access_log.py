@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import io
 import logging
+import random
 import threading
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import falcon
@@ -20,7 +21,14 @@ import orjson
 import pytest
 
 from alertstation.http.middleware import RequestContextMiddleware
-from alertstation.logs import BackgroundLineHandler, JsonFormatter, configure_logging
+from alertstation.logs import (
+    BackgroundLineHandler,
+    JsonFormatter,
+    access_line_writer,
+    configure_logging,
+    iso_millis,
+)
+from alertstation.operations.public.errorlog import RecentErrors
 from alertstation.settings import parse_networks
 
 
@@ -150,3 +158,34 @@ def test_background_writer_keeps_every_line_whole_under_threads() -> None:
     handler.close()  # close writes what is queued
     assert orjson.loads(stream.getvalue().splitlines()[-1])["message"] == "last"
     logger.handlers[:] = []
+
+
+def test_the_recent_errors_ring_keeps_the_direct_line(station_logger: io.StringIO) -> None:
+    # The ring (at ERROR) sits beside the writer once the diagnostics are in use; an INFO access
+    # line would never reach it, so the line still goes straight to the writer.
+    configure_logging("INFO", "json", background=True, stream=station_logger)
+    station = logging.getLogger("alertstation")
+    station.addHandler(RecentErrors())
+    [writer] = [h for h in station.handlers if isinstance(h, BackgroundLineHandler)]
+    assert access_line_writer(logging.getLogger("alertstation.access"), logging.INFO) is writer
+    line, _ = request_line(station_logger)
+    assert line["message"] == "GET /hello 200" and line["client_ip"] == "192.0.2.7"
+    station.addHandler(logging.NullHandler())  # a handler that takes INFO: a log record again
+    assert access_line_writer(logging.getLogger("alertstation.access"), logging.INFO) is None
+
+
+@pytest.mark.parametrize(
+    "created",
+    [0.0, 1.0005, 1.9995, 1.9999995, 1_800_000_000.0004999, 1_800_000_059.9999996, -0.25],
+)
+def test_iso_millis_is_the_formatters_time(created: float) -> None:
+    expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+    assert iso_millis(created) == expected
+
+
+def test_iso_millis_over_many_times() -> None:
+    rng = random.Random(20261124)
+    for _ in range(20_000):
+        created = rng.uniform(1_700_000_000, 1_900_000_000)
+        expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+        assert iso_millis(created) == expected, created

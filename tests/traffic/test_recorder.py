@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import falcon.testing
@@ -13,9 +14,9 @@ from sqlalchemy import Engine, event, func, select
 from alertstation.app import create_app
 from alertstation.db import make_engine
 from alertstation.settings import parse_networks
-from alertstation.traffic.recorder import TrafficRecorder, dropped_rows
+from alertstation.traffic.recorder import TrafficRecorder, dropped_rows, should_record
 from alertstation.traffic.rows import Observed
-from alertstation.traffic.settings import TrafficSettingsCache, settings_cache_for
+from alertstation.traffic.settings import TrafficSettings, TrafficSettingsCache, settings_cache_for
 from alertstation.traffic.tables import web_request_logs
 from tests.support import Clock, SignedIn, clear_tables, make_settings
 from tests.support import StationHarness as Station
@@ -231,3 +232,29 @@ def test_the_background_flusher_writes_without_being_asked(
 
 def test_settings_cache_is_shared_by_the_recorder_and_the_routes(station: Station) -> None:
     assert station.app.traffic.settings is settings_cache_for(station.engine)
+
+
+def test_a_queued_tuple_is_written_as_its_observed_would_be(engine: Engine) -> None:
+    # The middleware queues the fields of Observed as a plain tuple; the flusher builds the
+    # Observed, so the row equals the one an Observed with the same fields gives.
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine))
+    seen = Observed(
+        1_800_000_000.5, "POST", "/p", 201, 2.5, 42, "203.0.113.4", CHROME, None, "de", True, "x"
+    )
+    recorder.capture(seen)
+    recorder.capture(tuple(getattr(seen, name) for name in Observed.__slots__[:12]))
+    assert recorder.flush() == 2
+    with engine.connect() as conn:
+        rows = [dict(row._mapping) for row in conn.execute(select(web_request_logs))]
+    for row in rows:
+        del row["id"]
+    assert len(rows) == 2 and rows[0] == rows[1]
+    assert (rows[0]["method"], rows[0]["status"], rows[0]["browser"]) == ("POST", 201, "Chrome")
+
+
+def test_skip_paths_given_as_a_list_still_apply() -> None:
+    settings = TrafficSettings(skip_paths=["/health", "/metrics"])  # type: ignore[arg-type]
+    assert not should_record(settings, "/healthz", "203.0.113.4", False)
+    assert should_record(settings, "/alerts", "203.0.113.4", False)
+    assert not should_record(settings, "/alerts", "127.0.0.1", False)  # internal, by default
+    assert should_record(replace(settings, exclude_internal=False), "/alerts", "::1", False)

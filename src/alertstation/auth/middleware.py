@@ -30,8 +30,8 @@ class SessionMiddleware:
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.session = None
-        if req.path.startswith("/static/"):
-            return
+        if "HTTP_COOKIE" not in req.env or req.path.startswith("/static/"):
+            return  # no cookie at all (most API callers): no session to look up
         settings = self._station.settings
         token = sessions.token_from_cookie(settings.secret_key, _cookie(req))
         if token is None:

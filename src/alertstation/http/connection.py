@@ -32,8 +32,9 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 def is_chunked(req: falcon.Request) -> bool:
     """Tell whether the body comes in chunked transfer coding (and so has no Content-Length)."""
-    coding = req.get_header("Transfer-Encoding") or ""
-    return "chunked" in coding.lower() and not req.env.get("CONTENT_LENGTH")
+    env = req.env
+    coding = env.get("HTTP_TRANSFER_ENCODING")  # what req.get_header("Transfer-Encoding") reads
+    return bool(coding) and "chunked" in coding.lower() and not env.get("CONTENT_LENGTH")
 
 
 def buffer_chunked_body(req: falcon.Request, limit: int) -> None:
@@ -73,6 +74,9 @@ def finish_unread_body(req: falcon.Request) -> None:
     if spool is not None:
         spool.close()
         return
+    env = req.env
+    if not env.get("CONTENT_LENGTH") and "HTTP_TRANSFER_ENCODING" not in env:
+        return  # no body was announced (most requests): nothing to drop
     if is_chunked(req):
         req.env[CLOSE_CONNECTION] = True
         return

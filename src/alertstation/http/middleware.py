@@ -35,10 +35,12 @@ _SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+_SECURITY_HEADER_ITEMS = tuple(_SECURITY_HEADERS.items())  # set in one call on every answer
 # The longest request target (path and query string) the app answers; gunicorn's own request-line
 # limit is set above it (``alertstation.server``) so an over-long target gets the JSON envelope.
 MAX_TARGET_CHARS = 4096
 _PAGE_CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'self'"
+_PAGE_HEADER_ITEMS = (("Content-Security-Policy", _PAGE_CSP), ("Cache-Control", "no-store"))
 
 
 class RequestContextMiddleware:
@@ -51,56 +53,62 @@ class RequestContextMiddleware:
         self._id_counter = itertools.count()
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        req.context.started = time.perf_counter()
+        context = req.context
+        context.started = time.perf_counter()
+        env = req.env
+        # Headers straight from the WSGI environ (what ``req.get_header`` reads), each once.
         # The peer is parsed once per distinct peer string (remembered), not once per question.
         origin = self._proxies.origin(
             req.remote_addr,
-            req.get_header("X-Forwarded-For"),
-            req.get_header("X-Forwarded-Proto"),
+            env.get("HTTP_X_FORWARDED_FOR"),
+            env.get("HTTP_X_FORWARDED_PROTO"),
             req.scheme,
         )
-        req.context.client_ip = origin.client_ip
-        req.context.scheme = origin.scheme
-        incoming = req.get_header("X-Request-ID")
+        context.client_ip = origin.client_ip
+        context.scheme = origin.scheme
+        incoming = env.get("HTTP_X_REQUEST_ID")
         if incoming and origin.from_proxy and _REQUEST_ID.match(incoming):
             request_id = incoming
         else:
             # 32 hex digits, as uuid4().hex was: this app's random prefix and a counter, unique
             # without a system call per request.
             request_id = f"{self._id_prefix}{next(self._id_counter):016x}"
-        req.context.request_id = request_id
-        req.context.request_id_token = request_id_var.set(request_id)
-        req.context.user = None
+        context.request_id = request_id
+        context.request_id_token = request_id_var.set(request_id)
+        context.user = None
         target = req.relative_uri
         if len(target) > MAX_TARGET_CHARS:
             raise UriTooLong(
                 f"The request target is {len(target)} characters; the limit is {MAX_TARGET_CHARS}."
             )
-        length = req.content_length
-        if length is not None and length > self._max_request_bytes:
-            raise PayloadTooLarge(
-                f"Request body of {length} bytes is over the {self._max_request_bytes}-byte limit."
-            )
+        if env.get("CONTENT_LENGTH"):  # no body announced: nothing to check
+            length = req.content_length
+            if length is not None and length > self._max_request_bytes:
+                raise PayloadTooLarge(
+                    f"Request body of {length} bytes is over the "
+                    f"{self._max_request_bytes}-byte limit."
+                )
 
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
         finish_unread_body(req)
-        request_id = getattr(req.context, "request_id", None)
+        context = req.context
+        request_id = getattr(context, "request_id", None)
         if request_id:
             resp.set_header("X-Request-ID", request_id)
-        for name, value in _SECURITY_HEADERS.items():
-            resp.set_header(name, value)
+        resp.set_headers(_SECURITY_HEADER_ITEMS)
         if req.path.startswith(_STATIC_PREFIX):
             versioned = req.get_param("v") is not None and resp.status_code == 200
             cache = "public, max-age=31536000, immutable" if versioned else "no-cache"
             resp.set_header("Cache-Control", cache)
-        elif (resp.content_type or "").startswith(falcon.MEDIA_HTML):
-            resp.set_header("Content-Security-Policy", _PAGE_CSP)
-            resp.set_header("Cache-Control", "no-store")
+        else:
+            content_type = resp.content_type
+            if content_type and content_type.startswith(falcon.MEDIA_HTML):
+                resp.set_headers(_PAGE_HEADER_ITEMS)
         if access_log.isEnabledFor(logging.INFO):
             _log_access(req, resp)
-        token = getattr(req.context, "request_id_token", None)
+        token = getattr(context, "request_id_token", None)
         if token is not None:
             request_id_var.reset(token)
 
@@ -111,15 +119,16 @@ def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
     When the station's JSON background writer is the only handler, the line is built directly
     (the same JSON as the formatter's, without a log record) and queued for the writer.
     """
-    started = getattr(req.context, "started", None)
-    user = getattr(req.context, "user", None)
+    context = req.context
+    started = getattr(context, "started", None)
+    user = getattr(context, "user", None)
     method, path, status = req.method, req.path, resp.status_code
     fields = {
         "method": method,
         "path": path,
         "status": status,
         "duration_ms": round((time.perf_counter() - started) * 1000, 2) if started else None,
-        "client_ip": getattr(req.context, "client_ip", None),
+        "client_ip": getattr(context, "client_ip", None),
         "user": getattr(user, "username", None),
     }
     writer = access_line_writer(access_log, logging.INFO)
@@ -165,6 +174,9 @@ class AuthorizationMiddleware:
 
     @staticmethod
     def _check_body_size(req: falcon.Request, limit: int) -> None:
+        env = req.env
+        if not env.get("CONTENT_LENGTH") and "HTTP_TRANSFER_ENCODING" not in env:
+            return  # no body announced (most requests): nothing to hold to the limit
         length = req.content_length
         if length is not None and length > limit:
             raise PayloadTooLarge(f"Request body of {length} bytes is over the {limit}-byte limit.")

@@ -266,7 +266,8 @@ class AutoBanMiddleware:
         req.context.autoban = watch
         path = req.path
         if watch.malicious is not None:
-            label = probe_of(path, req.query_string, req.get_header("User-Agent"))
+            # The header as req.get_header("User-Agent") reads it, straight from the environ.
+            label = probe_of(path, req.query_string, req.env.get("HTTP_USER_AGENT"))
             if label is not None:
                 self._probe(req, watch.malicious, address, label)
         if watch.flood is not None and not path.startswith(STATIC_PREFIX):

@@ -77,6 +77,12 @@ class BanCache:
         self._lock = threading.Lock()
         self._base: BanSnapshot | None = None
         self._view: BanSnapshot | None = None
+        # The view a request may use without the lock: (base, view, when the view's next entry
+        # expires in seconds since the epoch or None), replaced whole under the lock.
+        self._ready: tuple[BanSnapshot, BanSnapshot, float | None] | None = None
+        self._now_seconds: Callable[[], float] = (
+            time.time if clock is utcnow else lambda: as_utc(clock()).timestamp()  # type: ignore[union-attr]
+        )
         self._retry_at = float("-inf")
         self._listeners: list[Callable[[], None]] = []
 
@@ -111,6 +117,11 @@ class BanCache:
     def snapshot(self) -> BanSnapshot | None:
         """Return the current snapshot; the last good one (or None) while the database is down."""
         base = self._fetch()
+        ready = self._ready
+        if ready is not None and ready[0] is base:  # the usual request: no lock, no datetime
+            expiry = ready[2]
+            if expiry is None or self._now_seconds() < expiry:
+                return ready[1]
         with self._lock:
             if base is not None and base is not self._base:
                 self._base, self._view = base, base
@@ -119,6 +130,9 @@ class BanCache:
                 now = self._clock()
                 if as_utc(now) >= view.next_expiry:  # type: ignore[operator]
                     view = self._view = view.pruned(now)
+            if view is not None and self._base is not None:
+                expiry = view.next_expiry
+                self._ready = (self._base, view, expiry.timestamp() if expiry else None)
             return view
 
     def _fetch(self) -> BanSnapshot | None:
