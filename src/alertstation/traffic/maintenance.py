@@ -31,7 +31,7 @@ def prune(conn: Connection, now: datetime, retention_days: int) -> int:
     """Delete the rows and rollups of the hours before ``now - retention_days``; return rows."""
     cutoff_hour = rollups.hour_of(now - timedelta(days=retention_days))
     deleted = conn.execute(
-        web_request_logs.delete().where(web_request_logs.c.hour < cutoff_hour)
+        web_request_logs.delete().where(web_request_logs.c.ts < cutoff_hour * 3600)
     ).rowcount
     conn.execute(web_request_rollups.delete().where(web_request_rollups.c.hour < cutoff_hour))
     daily.prune_before(conn, cutoff_hour)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyroaring import BitMap
-from sqlalchemy import Connection, Engine, case, func, select
+from sqlalchemy import Connection, Engine, and_, case, func, select
 from sqlalchemy.exc import IntegrityError
 
 from alertstation.db.engine import begin_write
@@ -44,7 +44,8 @@ def aggregate(
     conn: Connection, first_hour: int, last_hour: int, *, assign: bool = True
 ) -> dict[int, Hour]:
     """Return the aggregates of the raw rows of hours ``first_hour`` .. ``last_hour``."""
-    span = t.c.hour.between(first_hour, last_hour)
+    # ``ts`` is indexed (``hour`` is not: one index less to keep up on every insert).
+    span = and_(t.c.ts >= first_hour * 3600, t.c.ts < (last_hour + 1) * 3600)
     counts = select(
         t.c.hour,
         func.count(),
@@ -72,10 +73,10 @@ def roll_up(conn: Connection, through_hour: int) -> int:
     """Store the rollups of every hour not yet stored up to ``through_hour``; return how many."""
     newest = newest_rolled(conn)
     if newest is None:
-        oldest = conn.execute(select(func.min(t.c.hour))).scalar()
+        oldest = conn.execute(select(func.min(t.c.ts))).scalar()
         if oldest is None:
             return 0
-        first = int(oldest)
+        first = int(oldest // 3600)
     else:
         first = newest + 1
     if first > through_hour:

@@ -74,8 +74,6 @@ web_request_logs = Table(
     Column("import_key", String(64), nullable=True, unique=True),
 )
 Index("ix_web_request_logs_ts", web_request_logs.c.ts)
-Index("ix_web_request_logs_hour", web_request_logs.c.hour)
-Index("ix_web_request_logs_visitor_ts", web_request_logs.c.visitor_key, web_request_logs.c.ts)
 Index("ix_web_request_logs_client_ip", web_request_logs.c.client_ip)
 
 traffic_analytics_settings = Table(
