@@ -215,8 +215,8 @@ def import_lines(
             continue
         digest = hashlib.sha256(line).digest()
         # The key starts with the request's second, so keys arrive in index order.
-        number = occurrences.count(digest)
-        batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{number}"))
+        copy = occurrences.count(digest)
+        batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}"))
         if len(batch) >= BATCH:
             writer.write(batch, result)
             batch = []
