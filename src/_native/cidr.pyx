@@ -8,7 +8,8 @@ so both families live in one sorted structure and a mapped IPv6 address *is* its
 The prefixes of a table cut the key space into disjoint intervals; each interval carries the
 index of the longest prefix covering it (or -1). A lookup is a binary search for the last
 interval start at or below the key: O(log n), no allocation, GIL released for batches. Large
-tables add a 65,536-bucket index so that search touches a few cache lines, not the whole array.
+tables add bucket indexes (one over IPv4, one over the span of the IPv6 starts) in which most
+lookups end without touching the interval array at all.
 
 ``::ffff:0:0/96`` (all of IPv4) is always present as a hole labelled -1 that sorts after any real
 prefix of the same extent: an IPv6 prefix such as ``::/0`` never covers an IPv4 address, while
@@ -35,7 +36,6 @@ cdef Py_ssize_t MAX_ADDRESS_TEXT = 45
 cdef enum:
     MAX_DEPTH = 130
     C_NOT_PARSED = -2
-    GROUP = 32  # keys searched side by side by find_many
     C_AHEAD = 16  # items whose str objects find_many requests ahead of the one it parses
 
 NO_MATCH = -1
@@ -609,18 +609,46 @@ cdef Py_ssize_t _sweep(
     return count
 
 
-# Above this many intervals a table also keeps a bucket index: for IPv4 keys by the top 16 bits
-# of the IPv4 address, for the rest by the top 16 bits of the key. A lookup then bisects only the
-# few intervals of one bucket instead of touching ~18 cache lines of the whole array.
+# Above this many intervals a table also keeps two bucket indexes, one over IPv4 and one over
+# the span of the IPv6 interval starts (real ban lists sit in 2000::/3, so the top 16 bits of
+# the key would leave most buckets empty). Each has about twice as many buckets as the table
+# has intervals (2**16 to 2**20). A bucket names the interval holding its first key and that
+# interval's label: when the next bucket names the same interval, the whole bucket lies in it
+# and the lookup ends at the index, without touching the interval array; otherwise it bisects
+# the few intervals between the two.
 cdef Py_ssize_t INDEX_FROM = 512
-cdef Py_ssize_t BUCKETS = 65536
+cdef int MIN_INDEX_BITS = 16
+cdef int MAX_INDEX_BITS = 20
+
+
+ctypedef struct Bucket:
+    uint32_t pos  # the last interval starting at or below the bucket's first key
+    int32_t label  # that interval's label
 
 
 ctypedef struct Table:
     const uint64_t *bounds  # interval starts as (hi, lo) pairs; the first is zero
     const int32_t *labels
     Py_ssize_t count
-    const uint32_t *index  # NULL, or 2 * (BUCKETS + 1) interval positions
+    const Bucket *index4  # NULL, or 2**(32 - shift4) + 1 buckets over the IPv4 addresses
+    const Bucket *index6  # below base6, then last6 + 1 buckets of 2**shift6 from base6, an end
+    int shift4
+    int shift6
+    uint64_t base6
+    uint64_t last6  # keys past the span share bucket last6
+
+
+cdef inline const Bucket *_bucket(const Table *table, uint64_t hi, uint64_t lo) noexcept nogil:
+    """Return the key's bucket; the key's interval lies between it and the next one."""
+    cdef uint64_t k
+    if hi == 0 and (lo >> 32) == 0xFFFF:
+        return table.index4 + <Py_ssize_t>((lo & 0xFFFFFFFFULL) >> table.shift4)
+    if hi < table.base6:
+        return table.index6
+    k = (hi - table.base6) >> table.shift6
+    if k > table.last6:
+        k = table.last6
+    return table.index6 + 1 + k
 
 
 cdef inline int32_t _search(
@@ -628,17 +656,14 @@ cdef inline int32_t _search(
 ) noexcept nogil:
     """Return the label of the interval holding the key (some interval always does)."""
     cdef Py_ssize_t base = 0, size = table.count, half, mid
-    cdef const uint32_t *index = table.index
     cdef const uint64_t *bounds = table.bounds
-    cdef uint64_t bucket
-    if index != NULL:
-        if hi == 0 and (lo >> 32) == 0xFFFF:
-            bucket = (lo >> 16) & 0xFFFF
-        else:
-            index = index + BUCKETS + 1
-            bucket = hi >> 48
-        base = index[bucket]
-        size = <Py_ssize_t>index[bucket + 1] - base + 1
+    cdef const Bucket *bucket
+    if table.index4 != NULL:
+        bucket = _bucket(table, hi, lo)
+        base = bucket[0].pos
+        if bucket[1].pos == <uint32_t>base:
+            return bucket[0].label
+        size = <Py_ssize_t>bucket[1].pos - base + 1
     while size > 1:
         half = size >> 1
         mid = base + half
@@ -648,27 +673,34 @@ cdef inline int32_t _search(
     return table.labels[base]
 
 
-cdef void _build_index(const uint64_t *bounds, Py_ssize_t count, uint32_t *index) noexcept nogil:
-    """Store, for each bucket start, the position of the last interval starting at or below it.
+cdef inline Py_ssize_t _fill(
+    const Table *table, Bucket *bucket, Py_ssize_t j, uint64_t hi, uint64_t lo
+) noexcept nogil:
+    """Point ``bucket`` at the last interval starting at or below (hi, lo), from ``j`` on."""
+    while j + 1 < table.count and _le(
+        table.bounds[2 * j + 2], table.bounds[2 * j + 3], hi, lo
+    ):
+        j += 1
+    bucket.pos = <uint32_t>j
+    bucket.label = table.labels[j]
+    return j
 
-    The answer for a key lies between the entries of its bucket and of the next bucket.
-    """
-    cdef Py_ssize_t b, j = 0
-    cdef uint64_t key_hi, key_lo
-    for b in range(BUCKETS + 1):  # IPv4: ::ffff:<b>.0.0; b = BUCKETS is the end of IPv4
-        key_hi = 0
-        key_lo = MAPPED_LO + (<uint64_t>b << 16)
-        while j + 1 < count and _le(bounds[2 * j + 2], bounds[2 * j + 3], key_hi, key_lo):
-            j += 1
-        index[b] = <uint32_t>j
-    j = 0
-    for b in range(BUCKETS):  # everything: <b>::
-        key_hi = <uint64_t>b << 48
-        key_lo = 0
-        while j + 1 < count and _le(bounds[2 * j + 2], bounds[2 * j + 3], key_hi, key_lo):
-            j += 1
-        index[BUCKETS + 1 + b] = <uint32_t>j
-    index[2 * BUCKETS + 1] = <uint32_t>(count - 1)
+
+cdef void _build_index(const Table *table, Bucket *index4, Bucket *index6) noexcept nogil:
+    """Fill both indexes; bucket keys rise, so one walk over the intervals fills each."""
+    cdef Py_ssize_t j = 0
+    cdef uint64_t b, start, step
+    for b in range((<uint64_t>1 << (32 - table.shift4)) + 1):  # the last: the end of IPv4
+        j = _fill(table, &index4[b], j, 0, MAPPED_LO + (b << table.shift4))
+    j = _fill(table, &index6[0], 0, 0, 0)
+    for b in range(table.last6 + 1):
+        step = b << table.shift6
+        start = table.base6 + step
+        if (step >> table.shift6) != b or start < table.base6:  # past the top of the key space
+            j = _fill(table, &index6[1 + b], j, ALL_ONES, ALL_ONES)
+        else:
+            j = _fill(table, &index6[1 + b], j, start, 0)
+    _fill(table, &index6[table.last6 + 2], j, ALL_ONES, ALL_ONES)
 
 
 @cython.boundscheck(False)
@@ -680,60 +712,22 @@ cdef void _search_many(const Table *table, const uint64_t[:, ::1] keys, int32_t[
         out[i] = _search(table, keys[i, 0], keys[i, 1])
 
 
-cdef void _search_group(
-    const Table *table, const uint64_t *keys, Py_ssize_t g, int32_t *out
-) noexcept nogil:
-    """Label ``g`` keys (hi, lo pairs; at most GROUP) in lockstep, one bisection step each.
+BUCKET_DTYPE = np.dtype([("pos", np.uint32), ("label", np.int32)])
 
-    ``out[j]`` already holding C_NOT_PARSED is left alone.
 
-    A lookup in a large table is a chain of dependent cache misses (bucket index, bounds,
-    label); stepping independent keys side by side lets the CPU wait for many misses at once.
-    The steps are branch-free, and a key whose range is down to one interval stays put
-    (half = 0), so every key gets the same answer as ``_search``.
+def _ipv6_span(bounds, int bits):
+    """Return (shift, base, last bucket) so that the IPv6 interval starts span the buckets.
+
+    Keys below ``base`` share a bucket of their own, and so do keys past the last bucket.
     """
-    cdef Py_ssize_t base[GROUP]
-    cdef Py_ssize_t size[GROUP]
-    cdef Py_ssize_t j, half, mid, most = 1
-    cdef const uint32_t *index
-    cdef const uint64_t *bounds = table.bounds
-    cdef uint64_t bucket, hi, lo, bhi, blo
-    cdef bint le
-    for j in range(g):
-        if table.index != NULL:
-            hi = keys[2 * j]
-            lo = keys[2 * j + 1]
-            if hi == 0 and (lo >> 32) == 0xFFFF:
-                index = table.index
-                bucket = (lo >> 16) & 0xFFFF
-            else:
-                index = table.index + BUCKETS + 1
-                bucket = hi >> 48
-            base[j] = index[bucket]
-            size[j] = <Py_ssize_t>index[bucket + 1] - base[j] + 1
-        else:
-            base[j] = 0
-            size[j] = table.count
-        if size[j] > most:
-            most = size[j]
-    while most > 1:  # ceil(size / 2) is monotonic: ``most`` stays the largest size
-        for j in range(g):  # ask for every key's next bound first, then compare
-            cidr_prefetch(bounds + 2 * (base[j] + (size[j] >> 1)))
-        for j in range(g):
-            half = size[j] >> 1
-            mid = base[j] + half
-            bhi = bounds[2 * mid]
-            blo = bounds[2 * mid + 1]
-            hi = keys[2 * j]
-            le = (bhi < hi) | ((bhi == hi) & (blo <= keys[2 * j + 1]))
-            base[j] += half * le
-            size[j] -= half
-        most -= most >> 1
-    for j in range(g):
-        cidr_prefetch(table.labels + base[j])
-    for j in range(g):
-        if out[j] != C_NOT_PARSED:
-            out[j] = table.labels[base[j]]
+    his = bounds[:, 0]
+    starts = his[his != 0]
+    if starts.size == 0:
+        return 64 - bits, 0, (1 << bits) - 1
+    low, high = int(starts.min()), int(starts.max())
+    shift = max((high - low).bit_length() - bits, 0)
+    base = (low >> shift) << shift
+    return shift, base, (high - base) >> shift
 
 
 def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
@@ -793,20 +787,31 @@ cdef class PrefixTable:
         self._labels_array = np.ascontiguousarray(labels[:count])
         cdef const uint64_t[:, ::1] bounds_view = self._bounds_array
         cdef const int32_t[::1] labels_view = self._labels_array
-        cdef uint32_t[::1] index_view
-        cdef uint32_t *index_start
+        cdef Bucket[::1] index_view
+        cdef Bucket *index_start
         self._table.bounds = &bounds_view[0, 0]
         self._table.labels = &labels_view[0]
         self._table.count = count
-        self._table.index = NULL
+        self._table.index4 = NULL
+        self._table.index6 = NULL
         self._index_array = None
+        cdef int bits
+        cdef Py_ssize_t size4, size6
         if count > INDEX_FROM:
-            self._index_array = np.empty(2 * (BUCKETS + 1), dtype=np.uint32)
-            index_view = self._index_array
+            bits = min(max((<object>count).bit_length() + 1, MIN_INDEX_BITS), MAX_INDEX_BITS)
+            self._table.shift4 = 32 - bits
+            self._table.shift6, self._table.base6, self._table.last6 = _ipv6_span(
+                self._bounds_array, bits
+            )
+            size4 = (1 << bits) + 1
+            size6 = <Py_ssize_t>self._table.last6 + 3
+            self._index_array = np.zeros(2 * (size4 + size6), dtype=np.uint32)
+            index_view = self._index_array.view(BUCKET_DTYPE)
             index_start = &index_view[0]
             with nogil:
-                _build_index(self._table.bounds, count, index_start)
-            self._table.index = index_start
+                _build_index(&self._table, index_start, index_start + size4)
+            self._table.index4 = index_start
+            self._table.index6 = index_start + size4
         self.prefix_count = n
 
     def __len__(self):
@@ -836,7 +841,8 @@ cdef class PrefixTable:
         Two passes, no Python object per item: every item is parsed from its characters in
         place into a key buffer (a plain ASCII str, which every address text is, is read
         directly; anything else goes through the same checks as ``find``), then the keys are
-        searched a group at a time in lockstep (``_search_group``) with the GIL released.
+        searched with the GIL released. With the bucket indexes most keys end at their bucket,
+        so a plain loop does as well as stepping keys side by side.
         """
         cdef Py_ssize_t n = len(values), i
         cdef PyObject *item
@@ -869,9 +875,9 @@ cdef class PrefixTable:
             labels[i] = 0 if parsed else C_NOT_PARSED
         i = 0
         with nogil:
-            while i < n:
-                _search_group(table, key + 2 * i, min(<Py_ssize_t>GROUP, n - i), labels + i)
-                i += GROUP
+            for i in range(n):
+                if labels[i] != C_NOT_PARSED:
+                    labels[i] = _search(table, key[2 * i], key[2 * i + 1])
         return out
 
     def find_keys(self, const uint64_t[:, ::1] keys):

@@ -202,6 +202,34 @@ def test_large_tables_use_the_bucket_index_and_still_agree() -> None:
     ]
 
 
+@pytest.mark.parametrize("span", ["narrow", "ipv4-only"])
+def test_bucket_indexes_cover_keys_below_inside_and_past_the_ipv6_span(span: str) -> None:
+    # The IPv6 index spreads its buckets over the span of the table's IPv6 starts (real lists
+    # sit in 2000::/3). Keys below that span, past it, with a zero top word and at its edges
+    # share catch-all buckets; a bucket inside one interval answers without a bisection.
+    rng = random.Random(SEED + 2)
+    values = []
+    for _ in range(3000):
+        address: Address = ipaddress.IPv4Address(rng.getrandbits(32))
+        values.append(str(_masked(address, rng.choice([16, 24, 30, 32]))))
+        if span == "narrow":
+            address = ipaddress.IPv6Address((0x20010DB8 << 96) | rng.getrandbits(96 - 8))
+            values.append(str(_masked(address, rng.choice([40, 48, 64, 100, 128]))))
+    table = BanTable(values)
+    assert len(table._table) > 512, "big enough to carry the bucket indexes"
+    reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+    seeds = [ipaddress.ip_network(value).network_address for value in values[:100]]
+    queries = random_queries(rng, values, seeds, 5000)
+    queries += ["::", "::1", "::2:0:0", "::fffe:ffff:ffff", "::1:0:0:0", "1::", "2000::"]
+    queries += ["2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db8::", "2001:db8:ff::1"]
+    queries += ["2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::", "3fff::", "ffff::"]
+    queries += ["ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "0.0.0.0", "255.255.255.255"]
+    expected = [reference.find(query) for query in queries]
+    assert table.indexes(queries).tolist() == expected
+    assert [table.index_of(query) for query in queries] == expected
+    assert sum(1 for label in expected if label >= 0) > 100, "queries should hit entries"
+
+
 class Text(str):
     """A str subclass: not read in place by the batch path, still an address."""
 
