@@ -15,12 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, insert, select
+from sqlalchemy.exc import IntegrityError
 
 from alertstation.alerts import bulk
 from alertstation.alerts.bulk import import_messages
 from alertstation.alerts.parsing import AlertParseError, split_documents
 from alertstation.alerts.service import set_alert_settings
+from alertstation.alerts.tables import cap_alert_geocodes
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
@@ -108,3 +110,16 @@ def test_an_xml_declaration_inside_the_root_is_malformed() -> None:
     body = b'<?xml version="1.0"?><alert><?xml version="1.0"?><x/></alert>'
     with pytest.raises(AlertParseError, match="malformed XML at line 1"):
         split_documents(body)
+
+
+def test_an_error_in_the_pipelined_writes_is_sqlalchemys_and_stores_nothing(
+    engine: Engine,
+) -> None:
+    """On PostgreSQL the writes after the alert rows share one round trip; a failure among them
+    is still an IntegrityError from SQLAlchemy, and the transaction stores nothing."""
+    clear_tables(engine)
+    with pytest.raises(IntegrityError), begin_write(engine) as conn:
+        with bulk._pipeline(conn):
+            conn.execute(insert(cap_alert_geocodes), [{"alert_id": 1, "code_id": 1}] * 2)
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(cap_alert_geocodes)).scalar() == 0

@@ -16,6 +16,7 @@ first two by way of ``import_messages``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
@@ -40,6 +41,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy.exc import DBAPIError
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.boundary.tables import BOUNDARY_ROW, station_boundary
@@ -161,11 +163,12 @@ _FIRST_READS_AND_SETTINGS = union_all(
         _B.id == BOUNDARY_ROW
     ),
 )
-# The writes, built once (building an insert per chunk cost more than running it).
+# The writes, built once (building an insert per chunk cost more than running it). The child
+# rows' inserts are inline (no key read back): on PostgreSQL they run in _pipeline.
 _INSERT_ALERTS = insert(cap_alerts).returning(_A.id, sort_by_parameter_order=True)
 _UPDATE_STATES = update(cap_alerts).where(_A.id == bindparam("b_id"))
 _INSERT_CHILDREN = {
-    table.name: insert(table)
+    table.name: insert(table).inline()
     for table in (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
 }
 Key = tuple[str, str]
@@ -479,6 +482,14 @@ class _Batch:
             ]
             ids = conn.execute(_INSERT_ALERTS, rows).scalars()
             real = {item.facts.id: int(i) for item, i in zip(self.new, ids, strict=True)}
+        with _pipeline(conn):
+            self._write_rest(real)
+        if self.new:
+            bump_generation(conn, GENERATION)
+        return real
+
+    def _write_rest(self, real: dict[int, int]) -> None:
+        conn, now = self.conn, self.now
         if self.changed:
             conn.execute(
                 _UPDATE_STATES,
@@ -508,9 +519,6 @@ class _Batch:
                 )
                 .values(state="skipped", reason=_SKIP_REASON)
             )
-        if self.new:
-            bump_generation(conn, GENERATION)
-        return real
 
     def _insert_children(self, real: dict[int, int]) -> None:
         geocodes, refs, vtec = [], [], []
@@ -553,6 +561,33 @@ class _Batch:
                 _INSERT_CHILDREN[eas_forward_queue.name],
                 [{**entry, "alert_id": real[entry["alert_id"]]} for entry in self.queue],
             )
+
+
+@contextlib.contextmanager
+def _pipeline(conn: Connection) -> Iterator[None]:
+    """On PostgreSQL, send the statements run inside in one round trip (psycopg's pipeline).
+
+    Only for statements whose results are not read: the server answers them at the end of the
+    block. An error found then is raised as SQLAlchemy's error for it, as ``execute`` would.
+    """
+    driver = conn.connection.driver_connection if conn.dialect.name == "postgresql" else None
+    if driver is None or not _pipeline_supported():
+        yield
+        return
+    import psycopg
+
+    try:
+        with driver.pipeline():
+            yield
+    except psycopg.Error as ex:
+        raise DBAPIError.instance(None, None, ex, psycopg.Error) from ex
+
+
+@functools.cache
+def _pipeline_supported() -> bool:
+    import psycopg
+
+    return bool(psycopg.Pipeline.is_supported())
 
 
 def ingest_batch(
