@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,24 +35,27 @@ from typing import Any
 import falcon
 import falcon.testing
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
-from alertstation.app import create_app
+from alertstation.app import build_station, create_app
 from alertstation.db import make_engine
 from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
+from alertstation.db.types import utcnow
 from alertstation.security.autoban.settings import FLOOD, MAX_THRESHOLD
 from alertstation.security.autoban.settings import save_settings as save_autoban
 from alertstation.traffic import reports, rollups
 from alertstation.traffic.importer import import_file
 from alertstation.traffic.period import Filters, parse_period
+from alertstation.traffic.recorder import TrafficMiddleware, TrafficRecorder
 from alertstation.traffic.settings import save_settings
 from alertstation.traffic.tables import (
     web_request_day_groups,
     web_request_days,
+    web_request_logs,
     web_request_rollups,
 )
-from tests.support import Clock, make_settings
+from tests.support import make_settings
 from tests.traffic import accesslog
 
 FULL_LINES = 1_000_000
@@ -201,45 +205,230 @@ def test_dashboard_peer(benchmark: Any, imported: dict[str, Any], end: datetime)
     assert result["summary"] == expected["summary"]
 
 
-@pytest.fixture(scope="module")
-def http_clients(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The station app recording every request, and a bare Falcon app with the same page."""
-    folder = tmp_path_factory.mktemp("http")
-    engine = fresh_database(folder / "db")
-    clock = Clock()
-    with begin_write(engine) as conn:
-        save_settings(conn, {"enabled": True}, clock())
-        # The flood detector (300 requests in 10 s by default) would ban the timed client.
-        save_autoban(conn, {"detectors": {FLOOD: {"threshold": MAX_THRESHOLD}}}, clock())
-    app = create_app(make_settings(folder, str(engine.url)), engine=engine, clock=clock)
-    station = falcon.testing.TestClient(app)
-    page = station.simulate_get("/login", remote_addr=VISITOR)
-    assert page.status_code == 200
+# --- traffic.http_recording: the recorder on a bare app, and inside the whole station -----------
 
-    class Login:
+PAGE_PATH = "/login"
+# Each timed round sends this many requests, well under the recorder's buffer (10,000 rows), and
+# waits (untimed) for the background flusher to write them before the next round; so no row is
+# dropped while the flusher writes its 500-row batches during the round, as it would in service.
+ROUND_REQUESTS = 1_000
+RECORDING_ROUNDS = 15
+STATION_ROUNDS = 5  # the whole station answers a page in about a millisecond
+PAGE_HEADERS = {
+    "HTTP_USER_AGENT": accesslog.AGENTS[0],
+    "HTTP_REFERER": "https://www.google.com/search?q=weather+radio",
+    "HTTP_ACCEPT_LANGUAGE": "en-US,en;q=0.9",
+}
+DRAIN_SECONDS = 120.0  # generous: CI is a loaded 2-core machine
+
+
+class WsgiPage:
+    """GET one path of a WSGI app as a server would: a fresh environ per request, no test client.
+
+    Calling the app directly keeps the test client's own work (building and validating an
+    environ, wrapping the answer) out of both sides' times.
+    """
+
+    def __init__(self, app: Any, path: str = PAGE_PATH) -> None:
+        self.app = app
+        self.environ = falcon.testing.create_environ(path=path, remote_addr=VISITOR, headers=None)
+        self.environ.update(PAGE_HEADERS)
+        self.status = ""
+        self.sent = 0
+
+    def _start(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        self.status = status
+
+    def get(self) -> bytes:
+        """One request; return the body."""
+        self.sent += 1
+        return b"".join(self.app(dict(self.environ), self._start))
+
+    def rounds(self, count: int = ROUND_REQUESTS) -> bytes:
+        """``count`` requests; return the last body (each one's status is checked after)."""
+        body = b""
+        for _ in range(count):
+            body = self.get()
+            if self.status != "200 OK":
+                raise AssertionError(f"{PAGE_PATH} answered {self.status}")
+        return body
+
+
+def bare_page_app(page: bytes, middleware: list[Any]) -> falcon.App:
+    """A bare Falcon app answering ``PAGE_PATH`` with ``page``; ``middleware`` as given."""
+
+    class Page:
         def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
             resp.content_type = falcon.MEDIA_HTML
-            resp.data = page.content
+            resp.data = page
 
-    bare_app = falcon.App()
-    bare_app.add_route("/login", Login())
-    bare = falcon.testing.TestClient(bare_app)
-    assert bare.simulate_get("/login").content == page.content
-    yield {"station": station, "bare": bare, "app": app, "page": page.content}
+    app = falcon.App(middleware=middleware)
+    app.add_route(PAGE_PATH, Page())
+    return app
+
+
+def drain(recorder: TrafficRecorder) -> None:
+    """Wait until the background flusher has taken every queued row (it writes them)."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while recorder.pending() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    recorder.flush()  # whatever the flusher had not reached, and waits for a write under way
+
+
+def stored_rows(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(web_request_logs)).scalar_one()
+
+
+def recording_database(folder: Path, enabled: bool) -> Engine:
+    """A migrated SQLite database with recording on or off and the flood rule at its maximum."""
+    engine = fresh_database(folder)
+    now = utcnow()
+    with begin_write(engine) as conn:
+        save_settings(conn, {"enabled": enabled}, now)
+        # The flood detector (300 requests in 10 s by default) would ban the timed client.
+        save_autoban(conn, {"detectors": {FLOOD: {"threshold": MAX_THRESHOLD}}}, now)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def login_page(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The station's sign-in page, as the bytes both bare apps answer."""
+    folder = tmp_path_factory.mktemp("page")
+    engine = recording_database(folder / "db", enabled=False)
+    try:
+        app = create_app(make_settings(folder, str(engine.url)), engine=engine)
+        return WsgiPage(app).get()
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def recording_apps(
+    tmp_path_factory: pytest.TempPathFactory, login_page: bytes
+) -> Iterator[dict[str, Any]]:
+    """A bare Falcon app with the station's recorder (recording on), and the same app without.
+
+    The recorder middleware is built as ``create_app`` builds it
+    (``TrafficMiddleware.for_station`` on a station of a real SQLite database, the system
+    clock): its settings cache, its GeoIP locator and its background flusher.
+    """
+    folder = tmp_path_factory.mktemp("recording")
+    engine = recording_database(folder / "db", enabled=True)
+    station = build_station(make_settings(folder, str(engine.url)), engine)
+    traffic = TrafficMiddleware.for_station(station)
+    recording = WsgiPage(bare_page_app(login_page, [traffic]))
+    bare = WsgiPage(bare_page_app(login_page, []))
+    for side in (recording, bare):  # same status and bytes before anything is timed
+        assert side.get() == login_page and side.status == "200 OK"
+    drain(traffic.recorder)
+    assert stored_rows(engine) == 1 and traffic.recorder.dropped == 0  # recording is on
+    yield {"recording": recording, "bare": bare, "recorder": traffic.recorder, "engine": engine}
     engine.dispose()
 
 
-def test_http_recording_ours(benchmark: Any, http_clients: dict[str, Any]) -> None:
+def check_recorded(page: WsgiPage, recorder: TrafficRecorder, engine: Engine) -> None:
+    """After timing: every request is a stored row, none dropped."""
+    drain(recorder)
+    assert recorder.dropped == 0, f"{recorder.dropped} rows dropped"
+    assert stored_rows(engine) == page.sent, (stored_rows(engine), page.sent)
+
+
+def flusher_cpu(recorder: TrafficRecorder) -> float:
+    """Return the CPU seconds the recorder's flusher thread has used so far."""
+    thread = recorder._thread
+    if thread is None or thread.ident is None or not thread.is_alive():
+        return 0.0
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def timed_rounds(
+    benchmark: Any, page: WsgiPage, recorder: TrafficRecorder | None, *, thread_cpu: bool
+) -> bytes:
+    """Time rounds of ``ROUND_REQUESTS`` requests; between rounds the flusher catches up.
+
+    ``thread_cpu`` times the requesting thread's CPU time (``time.thread_time``), so the
+    flusher's work, which runs beside the requests in its own thread, is not counted in the
+    requests' time: it is reported apart, per row (``flusher_cpu_us_per_row``).
+    """
+    setup = (lambda: drain(recorder)) if recorder is not None else None
+    if thread_cpu:
+        benchmark._timer = time.thread_time  # both sides of the group are timed alike
+        benchmark.extra_info["timer"] = "time.thread_time (the requesting thread's CPU)"
+    sent, cpu = page.sent, flusher_cpu(recorder) if recorder is not None else 0.0
+    result: bytes = benchmark.pedantic(
+        page.rounds, setup=setup, rounds=RECORDING_ROUNDS, warmup_rounds=1
+    )
+    benchmark.extra_info["requests_per_round"] = ROUND_REQUESTS
+    if recorder is not None:
+        drain(recorder)
+        rows = page.sent - sent
+        if rows:
+            per_row = (flusher_cpu(recorder) - cpu) / rows * 1e6
+            benchmark.extra_info["flusher_cpu_us_per_row"] = round(per_row, 1)
+    return result
+
+
+def test_http_recording_ours(
+    benchmark: Any, recording_apps: dict[str, Any], login_page: bytes
+) -> None:
     _label(benchmark, "traffic.http_recording", "ours", "bare Falcon")
-    station, app = http_clients["station"], http_clients["app"]
-    before = app.traffic.written + app.traffic.pending()
-    result = benchmark(station.simulate_get, "/login", remote_addr=VISITOR)
-    assert result.content == http_clients["page"]
-    app.traffic.flush()
-    assert app.traffic.written > before and app.traffic.dropped == 0
+    page, recorder = recording_apps["recording"], recording_apps["recorder"]
+    assert timed_rounds(benchmark, page, recorder, thread_cpu=True) == login_page
+    check_recorded(page, recorder, recording_apps["engine"])
 
 
-def test_http_recording_peer(benchmark: Any, http_clients: dict[str, Any]) -> None:
+def test_http_recording_peer(
+    benchmark: Any, recording_apps: dict[str, Any], login_page: bytes
+) -> None:
     _label(benchmark, "traffic.http_recording", "peer", "bare Falcon")
-    result = benchmark(http_clients["bare"].simulate_get, "/login", remote_addr=VISITOR)
-    assert result.content == http_clients["page"]
+    assert timed_rounds(benchmark, recording_apps["bare"], None, thread_cpu=True) == login_page
+
+
+@pytest.fixture(scope="module")
+def stations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The whole station twice: recording on, and recording off (each its own database)."""
+    apps: dict[str, Any] = {}
+    engines = []
+    for name, enabled in (("on", True), ("off", False)):
+        folder = tmp_path_factory.mktemp(f"station-{name}")
+        engine = recording_database(folder / "db", enabled)
+        engines.append(engine)
+        app = create_app(make_settings(folder, str(engine.url)), engine=engine)
+        apps[name] = {"page": WsgiPage(app), "app": app, "engine": engine}
+    on, off = apps["on"], apps["off"]
+    assert on["page"].get() == off["page"].get()  # the same page before anything is timed
+    assert on["page"].status == off["page"].status == "200 OK"
+    drain(on["app"].traffic)
+    assert stored_rows(on["engine"]) == 1 and stored_rows(off["engine"]) == 0
+    yield apps
+    for engine in engines:
+        engine.dispose()
+
+
+def rounds_and_writes(page: WsgiPage, recorder: TrafficRecorder) -> bytes:
+    """A round of requests, then the recorder's writes of it: recording's whole cost counted."""
+    body = page.rounds()
+    drain(recorder)
+    return body
+
+
+def test_http_recording_station_ours(benchmark: Any, stations: dict[str, Any]) -> None:
+    _label(benchmark, "traffic.http_recording.station", "ours", "the station, recording off")
+    on = stations["on"]
+    body = benchmark.pedantic(
+        rounds_and_writes, args=(on["page"], on["app"].traffic), rounds=STATION_ROUNDS
+    )
+    assert body == stations["off"]["page"].get()
+    check_recorded(on["page"], on["app"].traffic, on["engine"])
+
+
+def test_http_recording_station_peer(benchmark: Any, stations: dict[str, Any]) -> None:
+    _label(benchmark, "traffic.http_recording.station", "peer", "the station, recording off")
+    off = stations["off"]
+    body = benchmark.pedantic(
+        rounds_and_writes, args=(off["page"], off["app"].traffic), rounds=STATION_ROUNDS
+    )
+    assert body == stations["on"]["page"].get()
+    off["app"].traffic.flush()
+    assert stored_rows(off["engine"]) == 0  # recording off: nothing was written

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, event, func, select
 from alertstation.app import create_app
 from alertstation.db import make_engine
 from alertstation.settings import parse_networks
+from alertstation.traffic import recorder as recorder_module
 from alertstation.traffic.recorder import TrafficRecorder, dropped_rows, should_record
 from alertstation.traffic.rows import Observed
 from alertstation.traffic.settings import TrafficSettings, TrafficSettingsCache, settings_cache_for
@@ -258,3 +259,56 @@ def test_skip_paths_given_as_a_list_still_apply() -> None:
     assert should_record(settings, "/alerts", "203.0.113.4", False)
     assert not should_record(settings, "/alerts", "127.0.0.1", False)  # internal, by default
     assert should_record(replace(settings, exclude_internal=False), "/alerts", "::1", False)
+
+
+def test_a_referrer_from_the_station_itself_is_no_referrer_domain(
+    station: Station, logged: Rows
+) -> None:
+    # The middleware queues the Host header as sent; the flusher takes its port off.
+    for host, referrer in (
+        ("station.example:8443", "https://station.example:8443/alerts"),
+        ("station.example", "https://www.example.net/page"),
+    ):
+        station.client.simulate_get(
+            "/healthz", remote_addr="203.0.113.7", headers={"Host": host, "Referer": referrer}
+        )
+    own, outside = logged()
+    assert own["referrer_domain"] is None
+    assert outside["referrer_domain"] == "example.net"
+
+
+def test_a_forked_child_starts_its_own_flusher(engine: Engine) -> None:
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine))
+    recorder.capture(sample(1))
+    first = recorder._thread
+    assert first is not None and recorder._running
+    recorder_module._forked()  # what os.register_at_fork runs in a child
+    recorder._thread_pid = 0  # as seen from the child's process id
+    recorder.capture(sample(2))
+    assert recorder._running and recorder._thread is not first and recorder._thread.is_alive()
+    assert recorder.flush() + recorder.written >= 2
+
+
+class CountingLocator:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def locate(self, address: str) -> dict[str, Any] | None:
+        self.calls += 1
+        return {"country": "Canada", "flag": "CA", "city": address}
+
+    def asn(self, address: str) -> dict[str, Any] | None:
+        self.calls += 1
+        return {"asn": 64500, "org": "Example"}
+
+
+def test_each_address_is_located_once_per_batch(engine: Engine) -> None:
+    locator = CountingLocator()
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine), lambda: locator)
+    for index in range(4):
+        recorder.capture(replace(sample(index), client_ip=f"192.0.2.{index % 2}"))
+    assert recorder.flush() == 4
+    assert locator.calls == 4  # two addresses, each located and its network looked up once
+    with engine.connect() as conn:
+        rows = conn.execute(select(web_request_logs.c.client_ip, web_request_logs.c.city)).all()
+    assert sorted(rows) == sorted((f"192.0.2.{i % 2}", f"192.0.2.{i % 2}") for i in range(4))

@@ -24,10 +24,10 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 import falcon
+from falcon.util.uri import parse_host
 from sqlalchemy import Engine
 
 from alertstation.context import Station
@@ -47,6 +47,8 @@ from alertstation.traffic.tables import web_request_logs
 log = logging.getLogger("alertstation.traffic")
 
 CAPACITY = 10_000
+_API_PREFIX = classify.API_PREFIX
+_API_ROOT = classify.API_PREFIX[:-1]
 BATCH = 500
 INTERVAL = 1.0
 
@@ -85,6 +87,9 @@ class TrafficRecorder:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._thread_pid = 0
+        # True while this process's flusher runs; a fork clears it in the child (its parent's
+        # thread is not there), so a request asks a flag, not the process id.
+        self._running = False
         with _recorders_lock:
             _recorders.add(self)
 
@@ -105,7 +110,7 @@ class TrafficRecorder:
         pending.append(seen)
         if waiting + 1 >= self.batch:
             self._wake.set()
-        if self._thread_pid != os.getpid():
+        if not self._running:
             self._start()
 
     def pending(self) -> int:
@@ -119,6 +124,7 @@ class TrafficRecorder:
             if self._thread_pid == os.getpid():
                 return
             self._thread_pid = os.getpid()  # after a fork the parent's thread is gone: start anew
+            self._running = True
             thread = threading.Thread(
                 target=_flush_loop, args=(weakref.ref(self),), name="traffic-flusher", daemon=True
             )
@@ -139,6 +145,8 @@ class TrafficRecorder:
     def _write(self, chunk: list[Observed | tuple[Any, ...]]) -> int:
         try:
             locator = self._locator()
+            if locator is not None:
+                locator = _BatchLocator(locator)
             rows = [build_row(_observed(seen), locator) for seen in chunk]
             with begin_write(self.engine) as conn:
                 # With RETURNING the batch goes out as multi-row INSERTs from one cached
@@ -180,9 +188,53 @@ def _flush_loop(ref: weakref.ref[TrafficRecorder]) -> None:
         del recorder
 
 
+class _BatchLocator:
+    """The GeoIP locator for one batch: each address is looked up once (visitors repeat).
+
+    A new one per batch, so a database uploaded meanwhile is used from the next batch on.
+    """
+
+    def __init__(self, locator: Locator) -> None:
+        self._locator = locator
+        self._places: dict[str, Any] = {}
+        self._networks: dict[str, Any] = {}
+
+    def locate(self, address: str) -> Any:
+        try:
+            return self._places[address]
+        except KeyError:
+            found = self._places[address] = self._locator.locate(address)
+            return found
+
+    def asn(self, address: str) -> Any:
+        try:
+            return self._networks[address]
+        except KeyError:
+            found = self._networks[address] = self._locator.asn(address)
+            return found
+
+
 def _observed(seen: Observed | tuple[Any, ...]) -> Observed:
-    """Return the ``Observed`` of a queued observation (a tuple of its fields, or itself)."""
-    return Observed(*seen) if type(seen) is tuple else seen  # type: ignore[return-value]
+    """Return the ``Observed`` of a queued observation (a tuple of its fields, or itself).
+
+    The middleware queues the Host header as sent (or the server name without one): its port
+    is taken off here, as ``req.host`` does, off the request's path.
+    """
+    if type(seen) is not tuple:
+        return seen  # type: ignore[return-value]
+    host = seen[11]
+    if host is not None:
+        host = parse_host(host)[0]
+    return Observed(*seen[:11], host)  # type: ignore[arg-type]
+
+
+def _forked() -> None:
+    """In a forked child: no recorder's flusher runs here yet (started on the next capture)."""
+    for recorder in list(_recorders):
+        recorder._running = False
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def dropped_rows() -> int:
@@ -223,10 +275,22 @@ def should_record(settings: TrafficSettings, path: str, client_ip: str, signed_i
     return not (settings.exclude_internal and _is_internal(client_ip))
 
 
-@lru_cache(maxsize=4096)
+_INTERNAL_CACHE_SIZE = 4096
+_internal: dict[str, bool] = {}
+
+
 def _is_internal(client_ip: str) -> bool:
-    """``addresses.is_internal``, remembered per address (client addresses repeat)."""
-    return addresses.is_internal(client_ip)
+    """``addresses.is_internal``, remembered per address (client addresses repeat).
+
+    A plain dict, emptied when full (a busy station sees a few thousand addresses at once).
+    """
+    known = _internal.get(client_ip)
+    if known is None:
+        known = addresses.is_internal(client_ip)
+        if len(_internal) >= _INTERNAL_CACHE_SIZE:
+            _internal.clear()
+        _internal[client_ip] = known
+    return known
 
 
 class TrafficMiddleware:
@@ -234,6 +298,7 @@ class TrafficMiddleware:
 
     def __init__(self, recorder: TrafficRecorder) -> None:
         self.recorder = recorder
+        self._settings = recorder.settings.get
         clock = recorder.clock
         # Seconds since the epoch from the recorder's clock (the plain system clock is quicker).
         self._now: Callable[[], float] = (
@@ -256,21 +321,34 @@ class TrafficMiddleware:
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
         try:
-            self._record(req, resp)
+            settings = self._settings()
+            if settings.enabled:
+                self._record(req, resp, settings)
         except Exception as ex:  # noqa: BLE001  (recording must never fail a request)
             log.error("request not recorded (%s)", type(ex).__name__)
 
-    def _record(self, req: falcon.Request, resp: falcon.Response) -> None:
-        settings = self.recorder.settings.get()
-        if not settings.enabled:
-            return
-        context = req.context
-        client_ip = getattr(context, "client_ip", None) or req.remote_addr or "0.0.0.0"
-        signed_in = getattr(context, "user", None) is not None
-        path = req.path
-        if not should_record(settings, path, client_ip, signed_in):
-            return
+    def _record(
+        self, req: falcon.Request, resp: falcon.Response, settings: TrafficSettings
+    ) -> None:
+        # should_record's rules, in its order, without the call.
+        # The request context's attributes as a dict: a missing one costs no AttributeError.
+        context = vars(req.context)
         env = req.env  # headers as ``req.get_header`` reads them, straight from the environ
+        signed_in = context.get("user") is not None
+        if settings.authenticated_only and not signed_in:
+            return
+        path = req.path
+        if not settings.log_api_requests and (path.startswith(_API_PREFIX) or path == _API_ROOT):
+            return  # classify.is_api(path)
+        skip_paths = settings.skip_paths
+        if skip_paths and path.startswith(
+            skip_paths if isinstance(skip_paths, tuple) else tuple(skip_paths)
+        ):
+            return
+        # req.remote_addr, which is 127.0.0.1 without REMOTE_ADDR
+        client_ip = context.get("client_ip") or env.get("REMOTE_ADDR", "127.0.0.1") or "0.0.0.0"
+        if settings.exclude_internal and _is_internal(client_ip):
+            return
         user_agent = env.get("HTTP_USER_AGENT")
         if settings.exclude_bots and user_agent and parse_agent(user_agent).is_bot:
             return
@@ -279,8 +357,8 @@ class TrafficMiddleware:
                 client_ip = addresses.mask_address(client_ip)
             except ValueError:
                 client_ip = "0.0.0.0"
-        started = getattr(context, "started", None)
-        # The fields of ``Observed``, in order: the flusher builds it (``_observed``).
+        started = context.get("started")
+        # The fields of ``Observed``, in order (the Host header as sent): the flusher builds it.
         self.recorder.capture(
             (
                 self._now(),
@@ -294,7 +372,7 @@ class TrafficMiddleware:
                 env.get("HTTP_REFERER"),
                 env.get("HTTP_ACCEPT_LANGUAGE"),
                 signed_in,
-                req.host,
+                env.get("HTTP_HOST") or env.get("SERVER_NAME"),
             )
         )
 
