@@ -7,9 +7,10 @@ pytricia (a C Patricia trie) holding the same entries: one ``PyTricia(32)`` for 
 128-bit pytricia an IPv6 address matches an IPv4 prefix that equals its leading bits, so
 ``4ae5::1`` is "in" ``74.224.0.0/13``; two tries is how pytricia serves both families.)
 
-``security.contains_many``: the same queries in one ``contains_many`` call (one compiled pass:
-each str parsed in place, keys searched a group at a time) against a Python loop of
-``contains``; both answers are compared before timing.
+``security.contains_many``: the same queries in one ``contains_many`` call (each str parsed in
+place into a key buffer, then the keys searched, all compiled) against a Python loop of
+``contains``, which runs the same compiled parser and search one address at a time; both
+answers are compared before timing.
 
 ``security.gate_request``: ``GET /login`` (a public page that needs no database) from a clean
 address through the whole app, with the gate (and the 100,000-entry table) against the same app

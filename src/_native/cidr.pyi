@@ -50,8 +50,8 @@ class PrefixTable:
     def find_many(self, values: list[object]) -> npt.NDArray[np.int32]:
         """Return int32 labels for address strings: -1 no match, -2 where ``find`` refuses.
 
-        Parses each str in place and searches the keys a group at a time; no Python object per
-        item.
+        Parses each str in place into a key buffer, then searches the keys with the GIL
+        released; no Python object per item.
         """
     def find_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""
