@@ -67,8 +67,8 @@ from alertstation.alerts.tables import (
     eas_forward_queue,
 )
 from alertstation.alerts.trust import Trust, anchors_at, explain_unavailable
-from alertstation.db import bump_generation
 from alertstation.db.engine import begin_write
+from alertstation.db.generations import touch_generation
 from alertstation.db.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -484,8 +484,8 @@ class _Batch:
             real = {item.facts.id: int(i) for item, i in zip(self.new, ids, strict=True)}
         with _pipeline(conn):
             self._write_rest(real)
-        if self.new:
-            bump_generation(conn, GENERATION)
+            if self.new:
+                touch_generation(conn, GENERATION)
         return real
 
     def _write_rest(self, real: dict[int, int]) -> None:

@@ -33,11 +33,25 @@ def _bump_statement(dialect_insert: Any) -> Any:
     return stmt.on_conflict_do_update(
         index_elements=[generations.c.name],
         set_={"value": generations.c.value + 1, "updated_at": bindparam("g_now_set")},
-    ).returning(generations.c.value)
+    )
 
 
 # Built once per dialect: building the upsert cost more than running it.
-_BUMP = {"postgresql": _bump_statement(postgresql.insert), "sqlite": _bump_statement(sqlite.insert)}
+_TOUCH = {
+    "postgresql": _bump_statement(postgresql.insert),
+    "sqlite": _bump_statement(sqlite.insert),
+}
+_BUMP = {name: stmt.returning(generations.c.value) for name, stmt in _TOUCH.items()}
+
+
+def touch_generation(conn: Connection, name: str) -> None:
+    """Increment the named generation like bump_generation, without reading the new value back.
+
+    Nothing is read from the statement, so it can be sent with others in one round trip.
+    """
+    now = utcnow()
+    stmt = _TOUCH["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
+    conn.execute(stmt, {"g_name": name, "g_now": now, "g_now_set": now})
 
 
 def bump_generation(conn: Connection, name: str) -> int:
