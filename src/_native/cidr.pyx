@@ -858,7 +858,9 @@ cdef class PrefixTable:
         cdef const Table *table = &self._table
         for i in range(n):
             if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
-                cidr_prefetch(PyList_GET_ITEM(values, i + C_AHEAD))
+                item = PyList_GET_ITEM(values, i + C_AHEAD)
+                cidr_prefetch(item)  # the header and the text's start
+                cidr_prefetch((<const char *>item) + 64)  # the rest of a long IPv6 text
             item = PyList_GET_ITEM(values, i)
             if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
                 parsed = _parse_text(
