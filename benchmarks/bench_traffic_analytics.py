@@ -11,10 +11,23 @@ big file (each side runs once: the file is imported once).
 hourly and daily rollups, against the same payload computed from raw rows only (every rollup
 deleted inside a transaction that is rolled back).
 
-``traffic.http_recording``: ``GET /login`` (a public page that needs no database) from a public
-address through the whole station app with request recording on, against a bare Falcon app
-answering the same bytes (the flood detector's threshold raised to its maximum so the timed
-client is never banned). After timing, the recorded rows are flushed and none was dropped.
+``traffic.http_recording``: what recording costs a request. A bare Falcon app answering
+``GET /login`` with the station's sign-in page, with the station's request recorder installed
+as ``create_app`` installs it (``TrafficMiddleware.for_station``: its settings cache, GeoIP
+locator and background flusher writing to a real SQLite database, recording on), against the
+same app without it. Requests go straight to the WSGI callable (no test client), from a public
+address with a browser's User-Agent, Referer and Accept-Language. Each round is 1,000 requests
+timed by the requesting thread's CPU time (``time.thread_time``, both sides): the flusher runs
+beside them in its own thread as in service (it wakes at 500 waiting rows), and its own CPU
+time per row is reported apart (``flusher_cpu_us_per_row`` in the JSON). Between rounds the
+flusher writes what is left (untimed), so the buffer never overflows. Before timing both answer
+200 with the same bytes and one request becomes one row; after timing every request is a
+stored row and none was dropped.
+
+``traffic.http_recording.station``: the whole station (every middleware, the page rendered),
+recording on against recording off (two databases), with everything counted: each round is
+1,000 requests plus the flusher's writes of them (wall time). Both answer the same page; after
+timing the station with recording on stored one row per request and the other none.
 
 The log is generated once per session under the pytest temporary directory. With
 ``--benchmark-disable`` (CI's correctness run) a 5,000-line log is used instead, so the checks
