@@ -255,10 +255,50 @@ cdef extern from *:
         return _mm_or_si128(
             _mm_and_si128(d, isd), _mm_and_si128(_mm_add_epi8(a, _mm_set1_epi8(10)), isa));
     }
+    static inline uint32_t cidr_load32(const unsigned char *p) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        return w;
+    }
+    /* Eight groups of 1..4 hex digits ending at end[0..7] (the first may start less than three
+       bytes in). Each group's four bytes up to its end are loaded as one word, the bytes before
+       the group dropped, and the eight words turned into group values side by side: nibbles
+       ('0'-'9': low four bits; letters: low four bits + 9), then pairs, then the group. */
+    static inline void cidr_eight_groups(const unsigned char *b, const int *end,
+                                         uint64_t *hi, uint64_t *lo) {
+        uint32_t w[8];
+        int k, len;
+        __m128i v[2], x, n, t, bias = _mm_set1_epi32(0x8000), packed;
+        w[0] = end[0] >= 3 ? cidr_load32(b + end[0] - 3) : cidr_load32(b) << (8 * (3 - end[0]));
+        w[0] &= 0xFFFFFFFFu << (8 * (3 - (end[0] < 3 ? end[0] : 3)));
+        for (k = 1; k < 8; k++) {
+            len = end[k] - end[k - 1] - 1;  /* 1..4: checked by the caller */
+            w[k] = cidr_load32(b + end[k] - 3) & (0xFFFFFFFFu << (8 * (4 - len)));
+        }
+        v[0] = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+        v[1] = _mm_setr_epi32((int)w[4], (int)w[5], (int)w[6], (int)w[7]);
+        for (k = 0; k < 2; k++) {
+            x = v[k];
+            n = _mm_add_epi8(
+                _mm_and_si128(x, _mm_set1_epi8(0x0F)),
+                _mm_mullo_epi16(_mm_and_si128(_mm_srli_epi32(x, 6), _mm_set1_epi8(0x01)),
+                                _mm_set1_epi16(9)));
+            t = _mm_or_si128(_mm_slli_epi32(_mm_and_si128(n, _mm_set1_epi32(0x000F000F)), 4),
+                             _mm_and_si128(_mm_srli_epi32(n, 8), _mm_set1_epi32(0x000F000F)));
+            v[k] = _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, _mm_set1_epi32(0xFF)), 8),
+                                _mm_and_si128(_mm_srli_epi32(t, 16), _mm_set1_epi32(0xFF)));
+            /* reverse the four groups: the first is the top of its word */
+            v[k] = _mm_sub_epi32(_mm_shuffle_epi32(v[k], _MM_SHUFFLE(0, 1, 2, 3)), bias);
+        }
+        packed = _mm_xor_si128(_mm_packs_epi32(v[0], v[1]), _mm_set1_epi16((short)0x8000));
+        *hi = (uint64_t)_mm_cvtsi128_si64(packed);
+        *lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(packed, packed));
+    }
     /* IPv6 without a dotted tail or zone, 2..39 characters: three vectors (zeros past the end).
-       For every position, the value of the group ending there is computed at once: its low byte
-       (the last two digits) and its high byte (the two before, kept only while the group goes on);
-       the groups are then read at the group ends. */
+       All eight groups written out (the usual client address): cidr_eight_groups. With a "::",
+       the value of the group ending at every position is computed at once: its low byte (the
+       last two digits) and its high byte (the two before, kept only while the group goes on);
+       the groups are then read at the group ends and placed around the gap. */
     static inline int cidr_fast_ipv6(const unsigned char *b, __m128i v0, int length,
                                      uint64_t *hi, uint64_t *lo) {
         unsigned char low[48], high[48];
@@ -267,7 +307,8 @@ cdef extern from *:
         __m128i v[3], h[3], is[3], h1, is1, is2, p[3], p2;
         uint64_t colons = 0, hex = 0, dc, ends, all = (1ULL << length) - 1ULL, last, left, right;
         unsigned __int128 key = 0;
-        int k, g, total, e, j, shift;
+        int k, g, total, e, j, shift, end[8];
+        uint64_t seven;
         v[0] = v0;
         v[1] = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + 16)), _mm_cmpgt_epi8(n, idx));
         idx = _mm_add_epi8(idx, _mm_set1_epi8(16));
@@ -279,6 +320,28 @@ cdef extern from *:
         }
         if ((colons | hex) != all || (hex & (hex >> 1) & (hex >> 2) & (hex >> 3) & (hex >> 4)))
             return 0;
+        last = 1ULL << (length - 1);
+        dc = colons & (colons >> 1);  /* the first colon of each "::" */
+        ends = hex & ~(hex >> 1);
+        if (dc == 0) {  /* all eight groups written out: read each at its end, from the text */
+            for (seven = colons, k = 0; k < 6; k++) seven &= seven - 1ULL;  /* no popcnt in SSE2 */
+            if ((colons & (1ULL | last)) || seven == 0 || (seven & (seven - 1ULL))) return 0;
+            for (k = 0; k < 8; k++) {
+                end[k] = __builtin_ctzll(ends);
+                ends &= ends - 1ULL;
+            }
+            cidr_eight_groups(b, end, hi, lo);
+            return 1;
+        } else {
+            if (dc & (dc - 1ULL)) return 0;  /* two of them, or ":::" */
+            g = __builtin_ctzll(dc);
+            /* a single colon at either end */
+            if ((g > 0 && (colons & 1ULL)) || (g + 2 < length && (colons & last))) return 0;
+            left = g > 0 ? (uint64_t)__builtin_popcountll(colons & ((1ULL << g) - 1ULL)) + 1 : 0;
+            right = g + 2 < length ? (uint64_t)__builtin_popcountll(colons >> (g + 2)) + 1 : 0;
+            total = (int)(left + right);
+            if (total > 7) return 0;
+        }
         for (k = 0; k < 3; k++) {
             h1 = _mm_slli_si128(h[k], 1);
             if (k) h1 = _mm_or_si128(h1, _mm_srli_si128(h[k - 1], 15));
@@ -295,23 +358,6 @@ cdef extern from *:
             }
             _mm_storeu_si128((__m128i *)(low + 16 * k), p[k]);
             _mm_storeu_si128((__m128i *)(high + 16 * k), _mm_and_si128(p2, _mm_and_si128(is1, is2)));
-        }
-        last = 1ULL << (length - 1);
-        dc = colons & (colons >> 1);  /* the first colon of each "::" */
-        ends = hex & ~(hex >> 1);
-        if (dc == 0) {
-            if ((colons & (1ULL | last)) || __builtin_popcountll(colons) != 7) return 0;
-            g = 64;
-            total = 8;
-        } else {
-            if (dc & (dc - 1ULL)) return 0;  /* two of them, or ":::" */
-            g = __builtin_ctzll(dc);
-            /* a single colon at either end */
-            if ((g > 0 && (colons & 1ULL)) || (g + 2 < length && (colons & last))) return 0;
-            left = g > 0 ? (uint64_t)__builtin_popcountll(colons & ((1ULL << g) - 1ULL)) + 1 : 0;
-            right = g + 2 < length ? (uint64_t)__builtin_popcountll(colons >> (g + 2)) + 1 : 0;
-            total = (int)(left + right);
-            if (total > 7) return 0;
         }
         for (j = 0; ends; j++) {
             e = __builtin_ctzll(ends);
