@@ -1,8 +1,9 @@
-"""The batch path's combined reads: settings read with the first reads, split reads for big batches.
+"""The batch path's combined reads: settings read with the first reads, other read paths.
 
 A chunk of the batch path reads the settings in the same statement as its first reads and keeps
-the matchers built from them while the stored settings stay the same; a batch with more keys than
-one read takes (``bulk._IN_CHUNK``) reads them in several statements. Both must give what the
+the matchers built from them while the stored settings stay the same. A small batch reads with a
+statement of fixed shape, a bigger one with its key lists expanded into the statement, one with
+more keys than one read takes (``bulk._IN_CHUNK``) in several statements. All must give what the
 plain reads give.
 """
 
@@ -74,8 +75,13 @@ def test_two_databases_keep_their_own_settings(
         clear_tables(engine)
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("_IN_CHUNK", 1), ("_FIXED_KEYS", 0)],
+    ids=["separate-reads", "expanded-lists"],
+)
 @settings(
-    max_examples=25,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -84,14 +90,15 @@ def test_two_databases_keep_their_own_settings(
     batch=st.lists(message, min_size=1, max_size=10),
     explicit=st.booleans(),
 )
-def test_split_reads_store_what_one_message_at_a_time_stores(
-    engine: Engine, before: list[dict], batch: list[dict], explicit: bool
+def test_other_read_paths_store_what_one_message_at_a_time_stores(
+    engine: Engine, name: str, value: int, before: list[dict], batch: list[dict], explicit: bool
 ) -> None:
-    """With one key per read, the first reads run as separate statements, with the same result."""
+    """Big batches read with separate statements (``_IN_CHUNK``) or with lists expanded into one
+    statement (``_FIXED_KEYS``); small ones with one of fixed shape. All store the same."""
     stored_before = [build(spec) for spec in before]
     messages = [build(spec) for spec in batch]
     one_by_one = run(engine, stored_before, messages, explicit, bulk=False)
-    with mock.patch.object(bulk, "_IN_CHUNK", 1):
+    with mock.patch.object(bulk, name, value):
         batched = run(engine, stored_before, messages, explicit, bulk=True)
     assert batched[0] == one_by_one[0]
     assert batched[1] == one_by_one[1]

@@ -132,37 +132,99 @@ _SETTINGS_KEY = union_all(
     select(_S.key, _S.value),
     select(literal("", Text), _BOUNDARY_KEY).where(_B.id == BOUNDARY_ROW),
 )
-_FIRST_READS = union_all(
-    select(
-        literal_column("0").label("kind"), _A.id.label("id"), _A.sender.label("k1"),
-        _A.identifier.label("k2"), _A.state.label("state"), _A.in_area.label("in_area"),
-        _null(_A.msg_type), _null(_A.sent), _null(_V.action), *_NO_KEYS,
-    ).where(tuple_(_A.sender, _A.identifier).in_(bindparam("own", expanding=True))),
-    select(
-        literal_column("1"), _R.alert_id, _R.ref_sender, _R.ref_identifier, _null(_A.state),
-        _null(_A.in_area), _A.msg_type, _A.sent, _null(_V.action), *_NO_KEYS,
-    )
-    .join(cap_alerts, _A.id == _R.alert_id)
-    .where(_R.ref_identifier.in_(bindparam("idents", expanding=True))),
-    select(
-        literal_column("2"), _V.alert_id, _null(_A.sender), _null(_A.identifier), _A.state,
-        _null(_A.in_area), _null(_A.msg_type), _A.sent, _V.action, *_KEY_COLUMNS,
-    )
-    .join(cap_alerts, _A.id == _V.alert_id)
-    .where(tuple_(*_KEY_COLUMNS).in_(bindparam("chains", expanding=True))),
-)  # fmt: skip
-# The same with the rows of _SETTINGS_KEY as kind 3 (k1, k2): a chunk's reads in one statement.
+# The rows of _SETTINGS_KEY as kind 3 (k1, k2), for the first reads to carry.
 _NO_ALERT = (
     _null(_A.state), _null(_A.in_area), _null(_A.msg_type), _null(_A.sent), _null(_V.action),
     *_NO_KEYS,
 )  # fmt: skip
-_FIRST_READS_AND_SETTINGS = union_all(
-    *_FIRST_READS.selects,
+_SETTINGS_ROWS = (
     select(literal_column("3"), _null(_A.id), _S.key, _S.value, *_NO_ALERT),
     select(literal_column("3"), _null(_A.id), literal("", Text), _BOUNDARY_KEY, *_NO_ALERT).where(
         _B.id == BOUNDARY_ROW
     ),
 )
+
+
+def _first_reads(own: Any, idents: Any, chains: Any | None, *, settings: bool) -> Any:
+    """_BY_KEY, _REFERRERS and _CHAINS (for these conditions) in one statement.
+
+    Each row says by ``kind`` (0, 1, 2) which of the three it answers; with ``settings`` the
+    rows of _SETTINGS_KEY come too (kind 3). ``chains`` None leaves the chain read out.
+    """
+    parts = [
+        select(
+            literal_column("0").label("kind"), _A.id.label("id"), _A.sender.label("k1"),
+            _A.identifier.label("k2"), _A.state.label("state"), _A.in_area.label("in_area"),
+            _null(_A.msg_type), _null(_A.sent), _null(_V.action), *_NO_KEYS,
+        ).where(own),
+        select(
+            literal_column("1"), _R.alert_id, _R.ref_sender, _R.ref_identifier, _null(_A.state),
+            _null(_A.in_area), _A.msg_type, _A.sent, _null(_V.action), *_NO_KEYS,
+        )
+        .join(cap_alerts, _A.id == _R.alert_id)
+        .where(idents),
+    ]  # fmt: skip
+    if chains is not None:
+        parts.append(
+            select(
+                literal_column("2"), _V.alert_id, _null(_A.sender), _null(_A.identifier),
+                _A.state, _null(_A.in_area), _null(_A.msg_type), _A.sent, _V.action,
+                *_KEY_COLUMNS,
+            )
+            .join(cap_alerts, _A.id == _V.alert_id)
+            .where(chains)
+        )  # fmt: skip
+    if settings:
+        parts += _SETTINGS_ROWS
+    return union_all(*parts)
+
+
+_OWN_IN = tuple_(_A.sender, _A.identifier).in_(bindparam("own", expanding=True))
+_IDENTS_IN = _R.ref_identifier.in_(bindparam("idents", expanding=True))
+_CHAINS_IN = tuple_(*_KEY_COLUMNS).in_(bindparam("chains", expanding=True))
+_FIRST_READS = _first_reads(_OWN_IN, _IDENTS_IN, _CHAINS_IN, settings=False)
+_FIRST_READS_AND_SETTINGS = _first_reads(_OWN_IN, _IDENTS_IN, _CHAINS_IN, settings=True)
+#: Batches with at most this many keys of each kind read with a statement of fixed shape (no
+#: list expanded into the SQL on each run, which costs about as much as a small read).
+_FIXED_KEYS = 8
+
+
+def _param(name: str, column: Any) -> Any:
+    return bindparam(name, type_=column.type)
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_reads(own: int, idents: int, chains: int, settings: bool) -> Any:
+    """The first reads for this many keys of each kind, with one parameter per key part."""
+    own_in = tuple_(_A.sender, _A.identifier).in_(
+        [tuple_(_param(f"o{i}s", _A.sender), _param(f"o{i}i", _A.identifier)) for i in range(own)]
+    )
+    idents_in = _R.ref_identifier.in_([_param(f"d{i}", _R.ref_identifier) for i in range(idents)])
+    chains_in = (
+        tuple_(*_KEY_COLUMNS).in_(
+            [
+                tuple_(*(_param(f"c{i}_{j}", c) for j, c in enumerate(_KEY_COLUMNS)))
+                for i in range(chains)
+            ]
+        )
+        if chains
+        else None
+    )
+    return _first_reads(own_in, idents_in, chains_in, settings=settings)
+
+
+def _fixed_params(own: list[Key], idents: list[str], chains: list[ChainKey]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for i, (sender, identifier) in enumerate(own):
+        params[f"o{i}s"], params[f"o{i}i"] = sender, identifier
+    for i, identifier in enumerate(idents):
+        params[f"d{i}"] = identifier
+    for i, key in enumerate(chains):
+        for j, part in enumerate(key):
+            params[f"c{i}_{j}"] = part
+    return params
+
+
 # The writes, built once (building an insert per chunk cost more than running it). The child
 # rows' inserts are inline (no key read back): on PostgreSQL they run in _pipeline.
 _INSERT_ALERTS = insert(cap_alerts).returning(_A.id, sort_by_parameter_order=True)
@@ -262,8 +324,14 @@ class _Batch:
 
         Return the ids of the referrers and chain members found, as the separate reads do.
         """
-        params = {"own": sorted(wanted), "idents": sorted(identifiers), "chains": sorted(keys)}
-        statement = _FIRST_READS_AND_SETTINGS if self._settings else _FIRST_READS
+        own, idents, chains = sorted(wanted), sorted(identifiers), sorted(keys)
+        statement: Any
+        if max(len(own), len(idents), len(chains)) <= _FIXED_KEYS:
+            statement = _fixed_reads(len(own), len(idents), len(chains), self._settings)
+            params = _fixed_params(own, idents, chains)
+        else:
+            statement = _FIRST_READS_AND_SETTINGS if self._settings else _FIRST_READS
+            params = {"own": own, "idents": idents, "chains": chains}
         rows: list[list[Any]] = [[], [], [], []]
         for row in self.conn.execute(statement, params):
             rows[row.kind].append(row)
