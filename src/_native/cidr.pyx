@@ -657,11 +657,11 @@ cdef Py_ssize_t _sweep(
 
 # Above this many intervals a table also keeps two bucket indexes, one over IPv4 and one over
 # the span of the IPv6 interval starts (real ban lists sit in 2000::/3, so the top 16 bits of
-# the key would leave most buckets empty). Each has about twice as many buckets as the table
-# has intervals (2**16 to 2**20). A bucket names the interval holding its first key and that
-# interval's label: when the next bucket names the same interval, the whole bucket lies in it
-# and the lookup ends at the index, without touching the interval array; otherwise it bisects
-# the few intervals between the two.
+# the key would leave most buckets empty). Each has one to two buckets an interval (2**16 to
+# 2**20; twice that many measured no faster). A bucket names the interval holding its first key
+# and that interval's label: when the next bucket names the same interval, the whole bucket lies
+# in it and the lookup ends at the index, without touching the interval array; otherwise it
+# bisects the few intervals between the two.
 cdef Py_ssize_t INDEX_FROM = 512
 cdef int MIN_INDEX_BITS = 16
 cdef int MAX_INDEX_BITS = 20
@@ -844,7 +844,7 @@ cdef class PrefixTable:
         cdef int bits
         cdef Py_ssize_t size4, size6
         if count > INDEX_FROM:
-            bits = min(max((<object>count).bit_length() + 1, MIN_INDEX_BITS), MAX_INDEX_BITS)
+            bits = min(max((<object>count).bit_length(), MIN_INDEX_BITS), MAX_INDEX_BITS)
             self._table.shift4 = 32 - bits
             self._table.shift6, self._table.base6, self._table.last6 = _ipv6_span(
                 self._bounds_array, bits
