@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import falcon.testing
@@ -137,11 +138,14 @@ def test_disabled_and_expired_bans_stop_applying(
     statements: list[str] = []
     requests_thread = threading.get_ident()
 
+    checks: Counter[str] = Counter()
+
     def record(*args: object) -> None:
         # Only the request path counts: the traffic recorder's flusher writes from its own
         # thread, in the background, whatever the requests do.
-        if threading.get_ident() == requests_thread:
-            statements.append(str(args[2]))
+        if threading.get_ident() == requests_thread and str(args[2]).strip() != "BEGIN":
+            statements.append(str(args[2]))  # (SQLite's BEGIN opens each check: not counted)
+            checks[repr(args[3])] += 1
 
     event.listen(engine, "before_cursor_execute", record)
     try:
@@ -172,11 +176,14 @@ def test_no_database_query_per_request(station: Station, admin: SignedIn, engine
     statements: list[str] = []
     requests_thread = threading.get_ident()
 
+    checks: Counter[str] = Counter()
+
     def record(*args: object) -> None:
         # Only the request path counts: the traffic recorder's flusher writes from its own
         # thread, in the background, whatever the requests do.
-        if threading.get_ident() == requests_thread:
-            statements.append(str(args[2]))
+        if threading.get_ident() == requests_thread and str(args[2]).strip() != "BEGIN":
+            statements.append(str(args[2]))  # (SQLite's BEGIN opens each check: not counted)
+            checks[repr(args[3])] += 1
 
     started = time.monotonic()
     event.listen(engine, "before_cursor_execute", record)
@@ -186,9 +193,10 @@ def test_no_database_query_per_request(station: Station, admin: SignedIn, engine
     finally:
         event.remove(engine, "before_cursor_execute", record)
     elapsed = time.monotonic() - started
-    # Nothing but the generation check, and that at most once a second.
+    # Nothing but generation checks, each generation at most once a second (on a loaded
+    # machine the 50 requests can take seconds, and each cache checks its own generation).
     assert all("generations" in statement for statement in statements), statements
-    assert len(statements) <= int(elapsed) + 1
+    assert all(count <= int(elapsed) + 1 for count in checks.values()), (checks, elapsed)
 
 
 def test_a_change_through_one_instance_reaches_another(
