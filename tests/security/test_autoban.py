@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -509,9 +510,13 @@ def test_no_database_query_on_the_usual_request(station: Station, engine: Engine
     statements: list[str] = []
     requests_thread = threading.get_ident()
 
+    checks: Counter[str] = Counter()
+
     def record(*args: object) -> None:
-        if threading.get_ident() == requests_thread:  # not a background flusher's writes
+        # Not a background flusher's writes, and not SQLite's BEGIN that opens a check.
+        if threading.get_ident() == requests_thread and str(args[2]).strip() != "BEGIN":
             statements.append(str(args[2]))
+            checks[repr(args[3])] += 1
 
     started = time.monotonic()
     event.listen(engine, "before_cursor_execute", record)
@@ -522,5 +527,6 @@ def test_no_database_query_on_the_usual_request(station: Station, engine: Engine
     finally:
         event.remove(engine, "before_cursor_execute", record)
     elapsed = time.monotonic() - started
+    # Each generation at most once a second (a loaded machine can take seconds for the loop).
     assert all("generations" in statement for statement in statements), statements
-    assert len(statements) <= int(elapsed) + 1
+    assert all(count <= int(elapsed) + 1 for count in checks.values()), (checks, elapsed)
