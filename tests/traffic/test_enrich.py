@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from alertstation.security.geoip.lookup import ASN, LOCATION, GeoLocator, slot_path
 from alertstation.traffic import addresses
 from alertstation.traffic.agents import parse_agent
-from alertstation.traffic.enrich import FILTERED, ROW_COLUMNS, RowEnricher
+from alertstation.traffic.enrich import FILTERED, RowEnricher
 from alertstation.traffic.importer import parse_combined
 from alertstation.traffic.recorder import should_record
-from alertstation.traffic.rows import Locator, build_row
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, build_row
 from alertstation.traffic.settings import TrafficSettings
 from tests.fuzz.fuzzing import fuzz
 from tests.security.test_geoip_files import ASN_NETWORKS, CITY_NETWORKS, write_mmdb

@@ -45,17 +45,39 @@ class BulkInsert:
             found = self._compiled[dialect.name] = (sql, processors)
         return found
 
+    def _converted(
+        self, dialect: Dialect, rows: Sequence[Sequence[Any]]
+    ) -> tuple[str, list[tuple[Any, ...]]]:
+        sql, processors = self._for(dialect)
+        if not processors:
+            return sql, [tuple(row) for row in rows]
+        converted = []
+        for row in rows:
+            values = list(row)
+            for index, processor in processors:
+                values[index] = processor(values[index])
+            converted.append(tuple(values))
+        return sql, converted
+
     def run(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> int:
-        """Insert ``rows`` (values in ``names`` order); return how many were inserted."""
+        """Insert ``rows`` (values in ``names`` order) with one ``executemany``; return how many
+        were inserted."""
         if not rows:
             return 0
-        sql, processors = self._for(conn.dialect)
-        if processors:
-            converted: list[Sequence[Any]] = []
-            for row in rows:
-                values = list(row)
-                for index, processor in processors:
-                    values[index] = processor(values[index])
-                converted.append(values)
-            rows = converted
-        return int(conn.exec_driver_sql(sql, [tuple(row) for row in rows]).rowcount)
+        sql, values = self._converted(conn.dialect, rows)
+        return int(conn.exec_driver_sql(sql, values).rowcount)
+
+    def run_one_statement(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert ``rows`` as ONE multi-row ``INSERT ... VALUES (...), (...)``; return how many
+        were inserted. Keep ``len(rows) * len(names)`` within the driver's parameter limit
+        (32,766 on SQLite)."""
+        if not rows:
+            return 0
+        sql, values = self._converted(conn.dialect, rows)
+        head, _, group = sql.partition(" VALUES ")
+        group, conflict, tail = group.partition(" ON CONFLICT")
+        text = f"{head} VALUES {', '.join([group] * len(values))}"
+        if conflict:
+            text += conflict + tail
+        flat = tuple(value for row in values for value in row)
+        return int(conn.exec_driver_sql(text, flat).rowcount)

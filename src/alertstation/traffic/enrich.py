@@ -17,48 +17,10 @@ from typing import Any, Final
 
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.recorder import should_record
-from alertstation.traffic.rows import Locator, Observed, geo_values
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values
 from alertstation.traffic.settings import TrafficSettings
 from alertstation.traffic.timestamps import parse_log_time
 
-# The columns of a row, in the order of the tuples built here (``import_key`` is added last).
-ROW_COLUMNS: Final[tuple[str, ...]] = (
-    "occurred_at",
-    "ts",
-    "hour",
-    "method",
-    "path",
-    "status",
-    "response_ms",
-    "content_length",
-    "client_ip",
-    "ip_version",
-    "visitor_key",
-    "hostname",
-    "user_agent",
-    "referrer",
-    "referrer_domain",
-    "search_engine",
-    "search_phrase",
-    "language",
-    "authenticated",
-    "page_view",
-    "file_type",
-    "browser",
-    "browser_version",
-    "os",
-    "device_type",
-    "is_bot",
-    "screen_resolution",
-    "source",
-    "country",
-    "country_code",
-    "city",
-    "region",
-    "region_code",
-    "asn",
-    "asn_org",
-)
 HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
 # Each cache holds at most this many distinct values (a log of any size stays in bounded memory).
 CACHE_ENTRIES: Final[int] = 50_000

@@ -32,13 +32,12 @@ from alertstation.traffic.enrich import (
     COMBINED,
     FILTERED,
     HOUR_INDEX,
-    ROW_COLUMNS,
     RowEnricher,
     request_path,
     unescape,
 )
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.rows import Locator, Observed
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed
 from alertstation.traffic.settings import load_settings
 from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import parse_log_time

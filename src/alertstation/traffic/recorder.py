@@ -31,12 +31,13 @@ from falcon.util.uri import parse_host
 from sqlalchemy import Engine
 
 from alertstation.context import Station
+from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
 from alertstation.security.geoip.lookup import locator_for
 from alertstation.traffic import addresses, classify, rollups
 from alertstation.traffic.agents import parse_agent
-from alertstation.traffic.rows import Locator, Observed, build_row
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, build_row
 from alertstation.traffic.settings import (
     TrafficSettings,
     TrafficSettingsCache,
@@ -50,10 +51,13 @@ CAPACITY = 10_000
 _API_PREFIX = classify.API_PREFIX
 _API_ROOT = classify.API_PREFIX[:-1]
 BATCH = 500
+MAX_BATCH = 32_766 // (len(ROW_COLUMNS) + 1)
 INTERVAL = 1.0
 
 _recorders: weakref.WeakSet[TrafficRecorder] = weakref.WeakSet()
 _recorders_lock = threading.Lock()
+
+_INSERT = BulkInsert(web_request_logs, (*ROW_COLUMNS, "import_key"))
 
 
 class TrafficRecorder:
@@ -74,7 +78,8 @@ class TrafficRecorder:
         self.engine = engine
         self.settings = settings
         self.capacity = capacity
-        self.batch = batch
+        # One multi-row INSERT per batch: within SQLite's 32,766 parameters.
+        self.batch = max(1, min(batch, MAX_BATCH))
         self.interval = interval
         self.dropped = 0
         self.written = 0
@@ -148,10 +153,9 @@ class TrafficRecorder:
             if locator is not None:
                 locator = _BatchLocator(locator)
             rows = [build_row(_observed(seen), locator) for seen in chunk]
+            values = [tuple(row[name] for name in _INSERT.names) for row in rows]
             with begin_write(self.engine) as conn:
-                # With RETURNING the batch goes out as multi-row INSERTs from one cached
-                # compiled statement (SQLAlchemy's "insertmanyvalues").
-                conn.execute(web_request_logs.insert().returning(web_request_logs.c.id), rows)
+                _INSERT.run_one_statement(conn, values)  # one multi-row INSERT
                 # Rows of an hour already rolled up (flushed just after the hour turned).
                 rollups.invalidate_from(conn, min(row["hour"] for row in rows))
         except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from alertstation.traffic import addresses, agents, classify
 
@@ -19,6 +19,47 @@ class Locator(Protocol):
     def locate(self, address: str) -> dict[str, Any] | None: ...
 
     def asn(self, address: str) -> dict[str, Any] | None: ...
+
+
+# The columns of a row in the order of its tuples (the import's rows and the recorder's batches);
+# ``import_key`` follows them.
+ROW_COLUMNS: Final[tuple[str, ...]] = (
+    "occurred_at",
+    "ts",
+    "hour",
+    "method",
+    "path",
+    "status",
+    "response_ms",
+    "content_length",
+    "client_ip",
+    "ip_version",
+    "visitor_key",
+    "hostname",
+    "user_agent",
+    "referrer",
+    "referrer_domain",
+    "search_engine",
+    "search_phrase",
+    "language",
+    "authenticated",
+    "page_view",
+    "file_type",
+    "browser",
+    "browser_version",
+    "os",
+    "device_type",
+    "is_bot",
+    "screen_resolution",
+    "source",
+    "country",
+    "country_code",
+    "city",
+    "region",
+    "region_code",
+    "asn",
+    "asn_org",
+)
 
 
 @dataclass(frozen=True, slots=True)
