@@ -1,0 +1,60 @@
+"""BulkInsert: ready tuples in, the same rows out as SQLAlchemy's own insert, on both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, select
+
+from alertstation.db.bulk import BulkInsert
+from alertstation.traffic.rows import ROW_COLUMNS, Observed, build_row
+from alertstation.traffic.tables import web_request_logs
+
+NAMES = (*ROW_COLUMNS, "import_key")
+
+
+def rows(first: int, count: int) -> list[tuple[object, ...]]:
+    """Rows of ``count`` requests keyed ``k<first>`` on, with dates, booleans and None."""
+    made = []
+    for index in range(first, first + count):
+        seen = Observed(
+            ts=1_800_000_000.5 + index,
+            method="GET",
+            path=f"/p{index}",
+            status=200,
+            response_ms=None,
+            content_length=index,
+            client_ip="192.0.2.7",
+            user_agent=None,
+            referrer=None,
+            accept_language="en-US",
+            authenticated=index % 2 == 0,
+            import_key=f"k{index}",
+        )
+        row = build_row(seen, None)
+        made.append(tuple(row[name] for name in NAMES))
+    return made
+
+
+def stored(engine: Engine) -> list[tuple[object, ...]]:
+    with engine.connect() as conn:
+        query = select(*(web_request_logs.c[name] for name in NAMES)).order_by("import_key")
+        return [tuple(row) for row in conn.execute(query)]
+
+
+def test_both_ways_store_what_they_were_given_and_skip_taken_keys(engine: Engine) -> None:
+    insert = BulkInsert(web_request_logs, NAMES, skip_conflicts_on="import_key")
+    try:
+        with engine.begin() as conn:
+            assert insert.run(conn, rows(0, 5)) == 5
+            assert insert.run_one_statement(conn, rows(3, 5)) == 3  # k3 and k4 are taken
+            assert insert.run(conn, rows(6, 4)) == 2  # k6 and k7 are taken
+            assert insert.run(conn, []) == 0 and insert.run_one_statement(conn, []) == 0
+        expected = sorted(rows(0, 10), key=lambda row: str(row[-1]))
+        got = stored(engine)
+        assert got == expected
+        assert got[0][0] == datetime.fromtimestamp(1_800_000_000.5, UTC)
+        assert got[0][NAMES.index("authenticated")] is True
+    finally:
+        with engine.begin() as conn:
+            conn.execute(web_request_logs.delete())
