@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from alertstation.traffic.daily import (
+from alertstation.traffic.period import Period
+from alertstation.traffic.tally import (
     ENTRY,
     ERRORS,
     EXIT,
@@ -22,7 +23,6 @@ from alertstation.traffic.daily import (
     Tally,
     ordered,
 )
-from alertstation.traffic.period import Period
 
 DAY_SECONDS = 86_400
 SLOW_MIN_HITS = 3

@@ -26,14 +26,14 @@ from sqlalchemy import (
     select,
 )
 
-from alertstation.traffic import daily, day_reports, rollups
-from alertstation.traffic.daily import DayTotals
+from alertstation.traffic import daily, day_reports, rollups, tally
 from alertstation.traffic.period import Filters, Period
 from alertstation.traffic.tables import web_request_logs as t
+from alertstation.traffic.tally import DayTotals
 
-VISIT_GAP = daily.VISIT_GAP
+VISIT_GAP = tally.VISIT_GAP
 SLOW_MIN_HITS = day_reports.SLOW_MIN_HITS
-LOGIN_PATH = daily.LOGIN_PATH
+LOGIN_PATH = tally.LOGIN_PATH
 DEFAULT_LIMIT = 10
 SECONDS_PER_DAY = 86_400
 
@@ -246,7 +246,7 @@ _KINDS: dict[str, ColumnElement[bool]] = {
     "region": t.c.region.is_not(None),
 }
 GROUPS: dict[str, tuple[tuple[str, ...], ColumnElement[bool] | None]] = {
-    name: (keys, _KINDS[kind] if kind else None) for name, (keys, kind) in daily.GROUPS.items()
+    name: (keys, _KINDS[kind] if kind else None) for name, (keys, kind) in tally.GROUPS.items()
 }
 
 

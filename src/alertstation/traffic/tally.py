@@ -1,0 +1,300 @@
+"""Tallies of request rows: every dashboard list, visits, errors, timings and sign-ins.
+
+Pure functions over rows already read (no database): ``accumulate`` turns one or more days' rows
+into ``DayTotals``, which ``traffic.daily`` stores per day and adds up over a period. Visits end
+at a gap of over ``VISIT_GAP`` and at midnight UTC (``docs/traffic.md``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pyroaring import BitMap
+
+DAY_SECONDS: Final[int] = 86_400
+VISIT_GAP: Final[int] = 30 * 60
+LOGIN_PATH: Final[str] = "/auth/login"
+COLUMNS: Final[tuple[str, ...]] = (
+    "visitor_key",
+    "ts",
+    "id",
+    "path",
+    "status",
+    "method",
+    "content_length",
+    "page_view",
+    "client_ip",
+    "response_ms",
+    "is_bot",
+    "country_code",
+    "country",
+    "city",
+    "region",
+    "region_code",
+    "asn_org",
+    "browser",
+    "os",
+    "device_type",
+    "authenticated",
+    "language",
+    "referrer_domain",
+    "search_engine",
+    "search_phrase",
+    "file_type",
+    "ip_version",
+)
+_AT = {name: index for index, name in enumerate(COLUMNS)}
+
+# Every grouped list: its key columns and which rows it counts (None: every row). A row whose
+# first key column is empty is left out of that list.
+GROUPS: Final[dict[str, tuple[tuple[str, ...], str | None]]] = {
+    "top_pages": (("path",), "page_view"),
+    "top_visitors": (("visitor_key",), None),
+    "countries": (("country_code", "country"), None),
+    "cities": (("city", "region", "country_code"), None),
+    "organizations": (("asn_org",), None),
+    "browsers": (("browser",), None),
+    "operating_systems": (("os",), None),
+    "device_types": (("device_type",), None),
+    "methods": (("method",), None),
+    "authenticated": (("authenticated",), None),
+    "languages": (("language",), None),
+    "referrers": (("referrer_domain",), None),
+    "search_engines": (("search_engine",), None),
+    "keyphrases": (("search_phrase", "search_engine"), None),
+    "file_types": (("file_type",), None),
+    "robots": (("browser",), "is_bot"),
+    "status_codes": (("status",), None),
+    "top_error_urls": (("path", "status"), "error"),
+    "ip_version_breakdown": (("ip_version",), None),
+    "region_breakdown": (("country_code", "region_code", "region"), "region"),
+}
+# The other lists kept per day: visits' entry and exit pages, (address, path, status) of error
+# answers, (method, path) of timed requests, and sign-in attempts by status and failures by
+# address.
+ENTRY, EXIT, ERRORS, TIMINGS, LOGINS, LOGIN_FAILURES = (
+    "entry_pages",
+    "exit_pages",
+    "error_answers",
+    "timings",
+    "logins",
+    "login_failures",
+)
+
+
+@dataclass
+class Tally:
+    """What one value of one list adds up to."""
+
+    hits: int = 0
+    bytes: int = 0
+    total_ms: float = 0.0
+    max_ms: float | None = None
+    visitors: BitMap = field(default_factory=BitMap)
+
+
+@dataclass
+class DayTotals:
+    """The visits of some days, and every list's tallies by key (a tuple of the key columns)."""
+
+    visits: int = 0
+    bounces: int = 0
+    visit_seconds: float = 0.0
+    lists: dict[str, dict[tuple[Any, ...], Tally]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+
+    def add(self, other: DayTotals) -> None:
+        """Add another set of days' totals to these."""
+        self.visits += other.visits
+        self.bounces += other.bounces
+        self.visit_seconds += other.visit_seconds
+        for name, tallies in other.lists.items():
+            own = self.lists[name]
+            for key, tally in tallies.items():
+                merge(own, key, tally)
+
+
+def merge(own: dict[tuple[Any, ...], Tally], key: tuple[Any, ...], tally: Tally) -> None:
+    """Add ``tally`` to the tally of ``key`` in ``own`` (taking it over when there is none)."""
+    mine = own.get(key)
+    if mine is None:
+        own[key] = tally
+        return
+    mine.hits += tally.hits
+    mine.bytes += tally.bytes
+    mine.total_ms += tally.total_ms
+    if tally.max_ms is not None:
+        mine.max_ms = tally.max_ms if mine.max_ms is None else max(mine.max_ms, tally.max_ms)
+    mine.visitors |= tally.visitors
+
+
+# --- one pass over raw rows -----------------------------------------------------------------
+
+
+# Lists drawn from the same part of a request are tallied together: one pass over the rows per
+# profile (the request line and answer, the address, the agent, the referrer, the session), then
+# each list is summed from the profile's distinct values, which are far fewer than the rows.
+PROFILES: Final[tuple[tuple[str, ...], ...]] = (
+    ("path", "status", "method", "page_view", "file_type"),
+    (
+        "visitor_key",
+        "country_code",
+        "country",
+        "city",
+        "region",
+        "region_code",
+        "asn_org",
+        "ip_version",
+    ),
+    ("browser", "os", "device_type", "is_bot"),
+    ("referrer_domain", "search_engine", "search_phrase"),
+    ("authenticated", "language"),
+)
+_KIND_COLUMN = {"page_view": "page_view", "is_bot": "is_bot", "error": "status", "region": "region"}
+
+
+def _kept(kind: str | None, value: Any) -> bool:
+    """Tell whether a row whose kind column holds ``value`` counts in a list of ``kind``."""
+    if kind is None:
+        return True
+    if kind == "error":
+        return bool(value >= 400)
+    if kind == "region":
+        return value is not None
+    return bool(value)
+
+
+def _plan() -> list[tuple[str, int, tuple[int, ...], str | None, int]]:
+    """For each list: its profile, its key's positions in it, and its condition's position."""
+    plan = []
+    for name, (names, kind) in GROUPS.items():
+        needed = (*names, _KIND_COLUMN[kind]) if kind else names
+        index = next(i for i, profile in enumerate(PROFILES) if set(needed) <= set(profile))
+        profile = PROFILES[index]
+        where = profile.index(_KIND_COLUMN[kind]) if kind else -1
+        plan.append((name, index, tuple(profile.index(n) for n in names), kind, where))
+    return plan
+
+
+_PLAN: Final = _plan()
+
+
+def _profile_tallies(
+    keys: Sequence[tuple[Any, ...]], visitors: Sequence[int], sizes: Sequence[int]
+) -> dict[tuple[Any, ...], Tally]:
+    """Return hits, bytes and visitors per distinct profile value."""
+    tallies = {key: Tally(hits) for key, hits in Counter(keys).items()}
+    for key, size in zip(keys, sizes, strict=True):
+        if size:
+            tallies[key].bytes += size
+    for key, visitor in set(zip(keys, visitors, strict=True)):
+        tallies[key].visitors.add(visitor)
+    return tallies
+
+
+def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
+    """Return the totals of ``rows`` (``COLUMNS`` order, sorted by visitor, time and id).
+
+    Visits are split at gaps over ``VISIT_GAP`` and at midnight UTC.
+    """
+    totals = DayTotals()
+    if not rows:
+        return totals
+    columns = list(zip(*rows, strict=True))
+    visitors = [ids[key] for key in columns[_AT["visitor_key"]]]
+    sizes = [size or 0 for size in columns[_AT["content_length"]]]
+    profiles = [
+        _profile_tallies(
+            list(zip(*(columns[_AT[name]] for name in profile), strict=True)), visitors, sizes
+        )
+        for profile in PROFILES
+    ]
+    for name, index, positions, kind, where in _PLAN:
+        own = totals.lists[name]
+        for value, tally in profiles[index].items():
+            key = tuple(value[i] for i in positions)
+            if key[0] is not None and _kept(kind, value[where] if kind else None):
+                merge(own, key, Tally(tally.hits, tally.bytes, visitors=BitMap(tally.visitors)))
+    _visits(totals, rows)
+    _errors_timings_logins(totals, rows, visitors)
+    return totals
+
+
+def _visits(totals: DayTotals, rows: Sequence[Sequence[Any]]) -> None:
+    entries: Counter[tuple[Any, ...]] = Counter()
+    exits: Counter[tuple[Any, ...]] = Counter()
+    at_key, at_ts, at_path, at_view = _AT["visitor_key"], _AT["ts"], _AT["path"], _AT["page_view"]
+    visitor: str | None = None
+    start = last = 0.0
+    requests = 0
+    entry = exit_page = None
+
+    def close() -> None:
+        totals.visits += 1
+        totals.bounces += requests == 1
+        totals.visit_seconds += last - start
+        if entry is not None:
+            entries[(entry,)] += 1
+            exits[(exit_page,)] += 1
+
+    for row in rows:
+        ts = row[at_ts]
+        if (
+            row[at_key] != visitor
+            or ts - last > VISIT_GAP
+            or ts // DAY_SECONDS != last // DAY_SECONDS
+        ):
+            if requests:
+                close()
+            visitor, start, requests, entry, exit_page = row[at_key], ts, 0, None, None
+        requests += 1
+        last = ts
+        if row[at_view]:
+            exit_page = row[at_path]
+            if entry is None:
+                entry = exit_page
+    if requests:
+        close()
+    totals.lists[ENTRY].update((key, Tally(count)) for key, count in entries.items())
+    totals.lists[EXIT].update((key, Tally(count)) for key, count in exits.items())
+
+
+def _errors_timings_logins(
+    totals: DayTotals, rows: Sequence[Sequence[Any]], visitors: list[int]
+) -> None:
+    at = _AT
+    errors, timings = totals.lists[ERRORS], totals.lists[TIMINGS]
+    logins, failures = totals.lists[LOGINS], totals.lists[LOGIN_FAILURES]
+    for row, visitor in zip(rows, visitors, strict=True):
+        status, path = row[at["status"]], row[at["path"]]
+        if status >= 400:
+            key = (row[at["client_ip"]], path, status)
+            errors.setdefault(key, Tally()).hits += 1
+        ms = row[at["response_ms"]]
+        if ms is not None:
+            tally = timings.setdefault((row[at["method"]], path), Tally())
+            tally.hits += 1
+            tally.total_ms += ms
+            tally.max_ms = ms if tally.max_ms is None else max(tally.max_ms, ms)
+        if path == LOGIN_PATH and row[at["method"]] == "POST":
+            logins.setdefault((status,), Tally()).hits += 1
+            if status >= 400:
+                tally = failures.setdefault((row[at["client_ip"]],), Tally())
+                tally.hits += 1
+                tally.bytes += row[at["content_length"]] or 0
+                tally.visitors.add(visitor)
+
+
+def ordered(
+    tallies: dict[tuple[Any, ...], Tally], limit: int | None, by: Callable[..., Any] | None = None
+) -> list[tuple[tuple[Any, ...], Tally]]:
+    """Return the tallies most hits first (then by key, empty parts first), cut at ``limit``."""
+    items = sorted(
+        tallies.items(),
+        key=by or (lambda item: (-item[1].hits, [(v is not None, v) for v in item[0]])),
+    )
+    return items if limit is None else items[:limit]
