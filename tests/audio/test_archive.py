@@ -389,7 +389,7 @@ def test_an_encoder_that_dies_fails_its_segment_and_leaves_no_partial_file(
     tmp_path: Path,
 ) -> None:
     reports: list[tuple[int, str | None]] = []
-    start = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)
+    start = datetime.now(UTC).replace(second=0, microsecond=0)
     writer = SegmentWriter(
         tmp_path / "3",
         3,
