@@ -12,6 +12,7 @@ from typing import Any
 
 from alertstation.traffic.period import Period
 from alertstation.traffic.tally import (
+    DAY_SECONDS,
     ENTRY,
     ERRORS,
     EXIT,
@@ -24,7 +25,6 @@ from alertstation.traffic.tally import (
     ordered,
 )
 
-DAY_SECONDS = 86_400
 SLOW_MIN_HITS = 3
 CHOICES_LIMIT = 200
 

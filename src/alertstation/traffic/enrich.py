@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from alertstation.traffic import addresses, agents, classify
-from alertstation.traffic.recorder import should_record
+from alertstation.traffic.recorder import path_recorded
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values
 from alertstation.traffic.settings import TrafficSettings
 from alertstation.traffic.timestamps import parse_log_time
@@ -69,11 +69,6 @@ class RowEnricher:
     def __init__(self, settings: TrafficSettings, locator: Locator | None) -> None:
         self.settings = settings
         self.locator = locator
-        self._rules = TrafficSettings(
-            exclude_internal=settings.exclude_internal,
-            log_api_requests=settings.log_api_requests,
-            skip_paths=settings.skip_paths,
-        )
         self._addresses: dict[str, tuple[Any, ...] | None] = {}
         self._agents: dict[str | None, tuple[Any, ...]] = {}
         self._referrers: dict[str | None, tuple[Any, ...]] = {}
@@ -132,9 +127,8 @@ class RowEnricher:
         key = (method, path, status)
         found = self._requests.get(key)
         if found is None:
-            kept = should_record(self._rules, path, "192.0.2.1", True)
             found = (
-                kept,
+                path_recorded(self.settings, path),
                 classify.is_page_view(method, path, status),
                 classify.file_type(path),
             )

@@ -269,14 +269,20 @@ def should_record(settings: TrafficSettings, path: str, client_ip: str, signed_i
         return False
     if settings.authenticated_only and not signed_in:
         return False
+    if not path_recorded(settings, path):
+        return False
+    return not (settings.exclude_internal and _is_internal(client_ip))
+
+
+def path_recorded(settings: TrafficSettings, path: str) -> bool:
+    """Apply the path rules alone: API calls (``log_api_requests``) and ``skip_paths``."""
     if not settings.log_api_requests and classify.is_api(path):
         return False
     skip_paths = settings.skip_paths
-    if skip_paths and path.startswith(
-        skip_paths if isinstance(skip_paths, tuple) else tuple(skip_paths)
-    ):
-        return False
-    return not (settings.exclude_internal and _is_internal(client_ip))
+    return not (
+        skip_paths
+        and path.startswith(skip_paths if isinstance(skip_paths, tuple) else tuple(skip_paths))
+    )
 
 
 _INTERNAL_CACHE_SIZE = 4096

@@ -35,7 +35,6 @@ VISIT_GAP = tally.VISIT_GAP
 SLOW_MIN_HITS = day_reports.SLOW_MIN_HITS
 LOGIN_PATH = tally.LOGIN_PATH
 DEFAULT_LIMIT = 10
-SECONDS_PER_DAY = 86_400
 
 
 def conditions(period: Period, filters: Filters) -> ColumnElement[bool]:
@@ -346,7 +345,7 @@ def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict
         .group_by(day)
     )
     found = {int(row[0]): row for row in conn.execute(query)}
-    first = int(period.start_ts // SECONDS_PER_DAY)
+    first = int(period.start_ts // tally.DAY_SECONDS)
     series = []
     for offset in range(period.days):
         row = found.get(first + offset)
