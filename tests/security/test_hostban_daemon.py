@@ -37,6 +37,8 @@ from tests.support import StationHarness as Station
 APP_JAIL = "alertstation"
 SSH_JAIL = "sshd"
 
+CLIENT_TIMEOUT = 90.0
+
 
 @dataclass
 class Daemon:
@@ -49,6 +51,8 @@ class Daemon:
     server_log: Path
 
     def client(self, *args: str, config: bool = False, check: bool = True) -> str:
+        # A loaded CI machine (or the year-ahead run) can keep the daemon busy reloading a jail
+        # for tens of seconds: the same generous deadline as the waits below.
         """Run fail2ban-client against this daemon and return its output."""
         command = ["fail2ban-client", *(["-c", str(self.conf)] if config else [])]
         done = subprocess.run(
@@ -56,7 +60,7 @@ class Daemon:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=CLIENT_TIMEOUT,
             check=False,
         )
         if check and done.returncode != 0:
