@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -24,38 +25,56 @@ def _engine() -> Engine:
 
 
 def cmd_alerts_import(args: argparse.Namespace) -> int:
-    """Import CAP XML or JSON feed files; print one line per alert with its state.
+    """Import CAP XML or JSON feed files, folders of them, or archives of them.
 
-    Alerts are stored in chunks (``alerts.bulk``), one transaction per chunk. A progress bar
-    and a final summary go to stderr: the bar when stderr is a terminal or with --progress.
+    Prints one line per alert with its state. Every input is listed first (``import_inputs``)
+    and read in turn. Alerts are stored in chunks (``alerts.bulk``), one transaction per chunk.
+    A progress bar and a final summary go to stderr: the bar when stderr is a terminal or with
+    --progress.
     """
     from alertstation.alerts.bulk import ChunkedImport, parse_body
+    from alertstation.alerts.import_inputs import InputError, TooLarge, collect
+    from alertstation.alerts.service import ImportProblem
     from alertstation.alerts.trust import trust_for
 
     settings, engine = open_database()
     trust = trust_for(settings)
     tally = ImportTally(started=time.monotonic())
-    bar = progress_bar(args.progress or sys.stderr.isatty())
-    importer = ChunkedImport(engine, explicit=True, chunk=args.chunk, progress=bar.update)
-    try:
+    with contextlib.ExitStack() as stack:
         try:
-            for path in args.files:
-                try:
-                    data = Path(path).read_bytes()
-                except OSError as ex:
-                    raise CommandError(f"cannot read {path}: {ex.strerror or ex}") from ex
-                items = parse_body(data, str(path), trust=trust)
-                bar.total = (bar.total or 0) + sum(1 for i in items if not _is_problem(i))
-                bar.refresh()
-                for source, results in importer.add(str(path), items):
+            inputs = collect(args.files, stack)
+        except InputError as ex:
+            engine.dispose()
+            raise CommandError(str(ex)) from ex
+        tally.ignored = inputs.ignored
+        bar = progress_bar(args.progress or sys.stderr.isatty())
+        # The bar counts messages: stored ones as their chunk is written, problems at once.
+        # Most archived bodies hold one message, so the total counts each unread input as one
+        # and is corrected as each is parsed.
+        bar.total = len(inputs.items)
+        importer = ChunkedImport(engine, explicit=True, chunk=args.chunk, progress=bar.update)
+        try:
+            try:
+                for done, entry in enumerate(inputs.items, start=1):
+                    try:
+                        items = parse_body(entry.read(), entry.source, trust=trust)
+                    except TooLarge as ex:
+                        items = [ImportProblem(entry.source, str(ex))]
+                    except InputError as ex:
+                        raise CommandError(str(ex)) from ex
+                    tally.inputs += 1
+                    tally.parsed += len(items)
+                    bar.total = tally.parsed + len(inputs.items) - done
+                    bar.update(sum(1 for item in items if _is_problem(item)))  # done already
+                    for source, results in importer.add(entry.source, items):
+                        tally.report(source, results)
+            finally:
+                for source, results in importer.flush():
                     tally.report(source, results)
+                bar.close()
+                print(tally.summary(time.monotonic()), file=sys.stderr)
         finally:
-            for source, results in importer.flush():
-                tally.report(source, results)
-            bar.close()
-            print(tally.summary(time.monotonic()), file=sys.stderr)
-    finally:
-        engine.dispose()
+            engine.dispose()
     return EXIT_PARTIAL if tally.problems else EXIT_OK
 
 
@@ -92,6 +111,9 @@ class ImportTally:
     duplicates: int = 0
     skipped: int = 0
     problems: int = 0
+    inputs: int = 0  # files and archive members read
+    parsed: int = 0  # messages parsed from them (problems too)
+    ignored: int = 0  # folder entries and archive members not named like a message
 
     def report(self, source: str, results: list[Any]) -> None:
         """Print one line per alert of one source (and the link-only note); count them."""
@@ -114,15 +136,22 @@ class ImportTally:
             print(link_only_summary(Path(source), alerts, links))
 
     def summary(self, now: float) -> str:
-        """Say what was done: counts, elapsed time and rate."""
+        """Say what was done: counts, inputs read, elapsed time and rate."""
         elapsed = max(now - self.started, 1e-9)
         messages = self.stored + self.duplicates + self.skipped + self.problems
-        return (
+        text = (
             f"{messages} message{'' if messages == 1 else 's'}: {self.stored} stored, "
             f"{self.duplicates} duplicate{'' if self.duplicates == 1 else 's'}, "
             f"{self.skipped} skipped, {self.problems} problem{'' if self.problems == 1 else 's'}"
+            f" from {self.inputs} file{'' if self.inputs == 1 else 's'}"
             f" in {elapsed:.1f} s ({messages / elapsed:.0f} messages/s)"
         )
+        if self.ignored:
+            text += (
+                f"; {self.ignored} other file{'' if self.ignored == 1 else 's'} ignored "
+                "(not named like a message)"
+            )
+        return text
 
 
 def link_only_summary(path: Path, alerts: int, links: list[str]) -> str:
@@ -166,18 +195,23 @@ def add_alerts_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
     )
     alerts_sub.required = True
 
-    import_help = "Store alerts from CAP XML or JSON feed files, even outside the area."
+    import_help = (
+        "Store alerts from CAP XML or JSON feed files, folders of them or archives of them "
+        "(.zip, .tar, .tar.gz), even outside the area."
+    )
     importer = alerts_sub.add_parser(
         "import",
         help=import_help,
         description=import_help + " Prints one line per alert: identifier, outcome (stored, "
         "duplicate), state and area. A message that cannot be parsed is reported and skipped; "
         "the exit status is then 1. Entries of an ATOM index that only link to their message "
-        "are counted, not fetched (the poller fetches them), and are not a failure. Alerts are "
+        "are counted, not fetched (the poller fetches them), and are not a failure. In folders "
+        "and archives only files named *.xml, *.cap, *.atom, *.json or *.geojson are read "
+        "(hidden files and links are passed over); nothing is extracted to disk. Alerts are "
         "stored in chunks of 1000, one transaction each; a progress bar (on a terminal or with "
         "--progress) and a final summary go to stderr.",
     )
-    importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    importer.add_argument("files", nargs="+", type=Path, metavar="PATH")
     importer.add_argument(
         "--chunk",
         type=_positive,
