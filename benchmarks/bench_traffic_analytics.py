@@ -1,11 +1,12 @@
 """Time the access-log import and dashboard against GoAccess, the dashboard alone, and recording.
 
-``traffic.import_dashboard``: ``alertstation traffic import``'s service (parse, enrich, insert)
-of a generated 1,000,000-line combined log into a fresh SQLite database, then the 30-day
-dashboard over it (rolling the hours up first), against GoAccess (Debian package) parsing the
-same file into its JSON report. Before timing, both read a 5,000-line log and must agree on
-hits, bandwidth and the count of every status code; after timing, the same is checked on the
-big file (each side runs once: the file is imported once).
+``traffic.import_dashboard``: ``alertstation traffic import``'s service (parse, enrich, insert,
+and the hourly and daily rollups tallied from the rows as they stream by) of a generated
+1,000,000-line combined log into a fresh SQLite database, then the 30-day dashboard over it,
+against GoAccess (Debian package) parsing the same file into its JSON report. Before timing,
+both read a 5,000-line log and must agree on hits, bandwidth and the count of every status code;
+after timing, the same is checked on the big file (each side runs once: the file is imported
+once).
 
 ``traffic.dashboard``: the 30-day dashboard payload alone over the imported rows, from the
 hourly and daily rollups, against the same payload computed from raw rows only (every rollup
@@ -109,9 +110,10 @@ def fresh_database(folder: Path) -> Engine:
 
 
 def ours_import_and_dashboard(engine: Engine, log: Path, now: datetime) -> dict[str, Any]:
-    """Import the log, then build the 30-day dashboard; return the dashboard."""
-    import_file(engine, log, "combined", None)
-    rollups.ensure_rolled_up(engine, now)
+    """Import the log (which rolls up the complete hours and days before ``now`` as the command
+    line's import does), then build the 30-day dashboard; return the dashboard."""
+    import_file(engine, log, "combined", None, now=now)
+    rollups.ensure_rolled_up(engine, now)  # nothing left to roll up: no write
     with engine.connect() as conn:
         return reports.dashboard(conn, parse_period({"days": "31"}, now.date()), Filters())
 

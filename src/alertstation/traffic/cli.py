@@ -47,7 +47,9 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                 def advance(done: int, bar: tqdm = bar) -> None:  # type: ignore[type-arg]
                     bar.update(done - bar.n)
 
-                import_file(station.engine, path, args.format, locator, total, advance)
+                import_file(
+                    station.engine, path, args.format, locator, total, advance, station.clock()
+                )
             print(f"{path}: {total.imported - before} rows imported")
     finally:
         station.engine.dispose()

@@ -66,9 +66,11 @@ def newest_day(conn: Connection) -> int | None:
     return int(value) if value is not None else None
 
 
-def roll_up_days(conn: Connection, through_day: int) -> int:
+def roll_up_days(
+    conn: Connection, through_day: int, known: dict[int, DayTotals] | None = None
+) -> int:
     """Store every day not rolled up yet up to ``through_day`` (in one transaction, the
-    caller's); return how many."""
+    caller's), the days in ``known`` as given and the others from raw rows; return how many."""
     newest = newest_day(conn)
     if newest is None:
         oldest = conn.execute(select(func.min(t.c.ts))).scalar()
@@ -77,7 +79,11 @@ def roll_up_days(conn: Connection, through_day: int) -> int:
         first = int(oldest // DAY_SECONDS)
     else:
         first = newest + 1
+    known = known or {}
     for day in range(first, through_day + 1):
+        if day in known:
+            _store(conn, day, known[day])
+            continue
         rows = raw_rows(conn, _day_condition(day, day))
         ids = visitor_ids(conn, {row[0] for row in rows})
         _store(conn, day, accumulate(rows, ids))
@@ -163,7 +169,7 @@ def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
         )
     ]
     result = _stored(conn, rolled)
-    live = _runs(sorted(set(range(first_day, last_day + 1)) - set(rolled)))
+    live = runs(sorted(set(range(first_day, last_day + 1)) - set(rolled)))
     if live:
         rows = raw_rows(conn, or_(*(_day_condition(a, b) for a, b in live)))
         ids = visitor_ids(conn, {row[0] for row in rows}, assign=False)
@@ -171,8 +177,8 @@ def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
     return result
 
 
-def _runs(days: Iterable[int]) -> list[tuple[int, int]]:
-    """Return the runs of consecutive days as (first, last) pairs."""
+def runs(days: Iterable[int]) -> list[tuple[int, int]]:
+    """Return the runs of consecutive numbers (days or hours) as (first, last) pairs."""
     runs: list[tuple[int, int]] = []
     for day in days:
         if runs and runs[-1][1] == day - 1:

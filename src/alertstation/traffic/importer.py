@@ -36,6 +36,7 @@ from alertstation.traffic.enrich import (
     request_path,
     unescape,
 )
+from alertstation.traffic.import_rollups import ImportRollups
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed
 from alertstation.traffic.settings import load_settings
@@ -182,8 +183,14 @@ def import_lines(
     locator: Locator | None,
     result: ImportResult | None = None,
     progress: Callable[[], None] = lambda: None,
+    now: datetime | None = None,
 ) -> ImportResult:
-    """Import the lines of one file; return (or add to) the counts."""
+    """Import the lines of one file; return (or add to) the counts.
+
+    With ``now`` the import then stores the rollups of every complete hour and day before it,
+    tallying the days that had no rows before from the rows as they stream by
+    (``traffic.import_rollups``); without, the rollups are left to the next read or hourly job.
+    """
     result = result if result is not None else ImportResult()
     with engine.connect() as conn:
         settings = load_settings(conn)
@@ -192,7 +199,8 @@ def import_lines(
     parse_fast = log_format == "combined"
     parse = PARSERS[log_format]
     batch: list[tuple[Any, ...]] = []
-    writer = BatchWriter(engine)
+    tallies = ImportRollups() if now is not None else None
+    writer = BatchWriter(engine, tallies)
     for number, raw in enumerate(lines, start=1):
         progress()
         line = raw.rstrip(b"\r\n")
@@ -216,11 +224,14 @@ def import_lines(
         # The key starts with the request's second, so keys arrive in index order.
         copy = occurrences.count(digest)
         batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}"))
+        if tallies is not None:
+            tallies.add(row)
         if len(batch) >= BATCH:
             writer.write(batch, result)
             batch = []
-    if batch:
-        writer.write(batch, result)
+    writer.write(batch, result, final=True)
+    if tallies is not None and now is not None:
+        tallies.finish(engine, now)
     return result
 
 
@@ -251,16 +262,23 @@ class BatchWriter:
 
     INSERT = BulkInsert(web_request_logs, (*ROW_COLUMNS, "import_key"), "import_key")
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, tallies: ImportRollups | None = None) -> None:
         self.engine = engine
+        self.tallies = tallies
 
-    def write(self, rows: list[tuple[Any, ...]], result: ImportResult) -> None:
-        oldest = min(row[HOUR_INDEX] for row in rows)
+    def write(self, rows: list[tuple[Any, ...]], result: ImportResult, final: bool = False) -> None:
+        if not rows and not (final and self.tallies):
+            return
+        oldest = min((row[HOUR_INDEX] for row in rows), default=0)
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":
                 # Room for the index pages a large import touches (the default is 2 MiB).
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
+            if self.tallies is not None:
+                self.tallies.before_write(conn)
             added = self.INSERT.run(conn, rows)
+            if self.tallies is not None:
+                self.tallies.after_write(conn, rows, added, final)
             if added:
                 rollups.invalidate_from(conn, oldest)
                 rows_changed(conn)
@@ -276,8 +294,10 @@ def import_file(
     locator: Locator | None,
     result: ImportResult | None = None,
     on_bytes: Callable[[int], None] = lambda done: None,
+    now: datetime | None = None,
 ) -> ImportResult:
-    """Import one access-log file (gzipped when it ends in ``.gz``)."""
+    """Import one access-log file (gzipped when it ends in ``.gz``); with ``now``, then store
+    the rollups of the complete hours and days (``import_lines``)."""
     if log_format not in FORMATS:
         raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
     with path.open("rb") as raw:
@@ -289,6 +309,6 @@ def import_file(
             if counter[0] % 10_000 == 0:
                 on_bytes(raw.tell())
 
-        result = import_lines(engine, iter(reader), log_format, locator, result, progress)
+        result = import_lines(engine, iter(reader), log_format, locator, result, progress, now)
         on_bytes(raw.tell())
     return result

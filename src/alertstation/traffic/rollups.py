@@ -13,6 +13,7 @@ are deleted and the next read rolls them up again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from alertstation.db.engine import begin_write
 from alertstation.traffic import daily
 from alertstation.traffic.tables import web_request_logs, web_request_rollups
+from alertstation.traffic.tally import DayTotals
 from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
@@ -38,6 +40,15 @@ class Hour:
     page_views: int = 0
     bytes: int = 0
     visitors: BitMap = field(default_factory=BitMap)
+
+
+@dataclass
+class Known:
+    """Hours and days already tallied elsewhere (an import's own rows): stored as they are
+    instead of being read back from raw rows."""
+
+    hours: dict[int, Hour] = field(default_factory=dict)
+    days: dict[int, DayTotals] = field(default_factory=dict)
 
 
 def aggregate(
@@ -69,8 +80,9 @@ def newest_rolled(conn: Connection) -> int | None:
     return int(value) if value is not None else None
 
 
-def roll_up(conn: Connection, through_hour: int) -> int:
-    """Store the rollups of every hour not yet stored up to ``through_hour``; return how many."""
+def roll_up(conn: Connection, through_hour: int, known: dict[int, Hour] | None = None) -> int:
+    """Store the rollups of every hour not yet stored up to ``through_hour`` (those in ``known``
+    as given, the others from raw rows); return how many."""
     newest = newest_rolled(conn)
     if newest is None:
         oldest = conn.execute(select(func.min(t.c.ts))).scalar()
@@ -81,7 +93,12 @@ def roll_up(conn: Connection, through_hour: int) -> int:
         first = newest + 1
     if first > through_hour:
         return 0
-    hours = aggregate(conn, first, through_hour)
+    known = known or {}
+    hours: dict[int, Hour] = {}
+    missing = (hour for hour in range(first, through_hour + 1) if hour not in known)
+    for start, last in daily.runs(missing):
+        hours.update(aggregate(conn, start, last))
+    hours.update(known)
     rows = []
     for hour in range(first, through_hour + 1):
         found = hours.get(hour) or Hour()
@@ -108,9 +125,12 @@ def hour_of(moment: datetime) -> int:
     return int(moment.timestamp() // 3600)
 
 
-def ensure_rolled_up(engine: Engine, now: datetime) -> int:
+def ensure_rolled_up(
+    engine: Engine, now: datetime, known: Callable[[Connection], Known] | None = None
+) -> int:
     """Roll up every complete hour and day before ``now`` not stored yet (a write only when
-    needed); return the number of hours rolled up."""
+    needed); return the number of hours rolled up. ``known`` gives, inside the write
+    transaction, the hours and days tallied already (taken as they are)."""
     through = hour_of(now) - 1
     through_day = hour_of(now) // 24 - 1
     with engine.connect() as conn:
@@ -119,10 +139,11 @@ def ensure_rolled_up(engine: Engine, now: datetime) -> int:
     if hours_done and newest_day is not None and newest_day >= through_day:
         return 0
     with begin_write(engine) as conn:
-        rolled = 0 if hours_done else roll_up(conn, through)
+        given = known(conn) if known is not None else Known()
+        rolled = 0 if hours_done else roll_up(conn, through, given.hours)
         try:
             with conn.begin_nested():
-                daily.roll_up_days(conn, through_day)
+                daily.roll_up_days(conn, through_day, given.days)
         except IntegrityError:  # another process rolled these days up meanwhile
             pass
         return rolled

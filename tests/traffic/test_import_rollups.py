@@ -1,0 +1,135 @@
+"""An import's rollups tallied from its own rows give the dashboard the raw rows give."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from alertstation.traffic import daily, reports, rollups
+from alertstation.traffic.importer import import_file
+from alertstation.traffic.period import Filters, parse_period
+from alertstation.traffic.tables import (
+    web_request_day_groups,
+    web_request_days,
+    web_request_rollups,
+)
+from tests.support import Clock
+from tests.traffic import accesslog
+from tests.traffic.conftest import empty
+
+pytestmark = pytest.mark.usefixtures("clean_log")
+LINES = 3_000
+DAYS = 6
+
+
+def dashboard(engine: Engine, now: datetime) -> dict[str, Any]:
+    with engine.connect() as conn:
+        period = parse_period({"days": str(DAYS + 2)}, now.date())
+        return reports.dashboard(conn, period, Filters(), limit=10_000)
+
+
+def from_raw_rows(engine: Engine, now: datetime) -> dict[str, Any]:
+    """The dashboard with every rollup deleted (in a transaction rolled back)."""
+    with engine.connect() as conn:
+        transaction = conn.begin()
+        try:
+            for table in (web_request_rollups, web_request_days, web_request_day_groups):
+                conn.execute(table.delete())
+            period = parse_period({"days": str(DAYS + 2)}, now.date())
+            return reports.dashboard(conn, period, Filters(), limit=10_000)
+        finally:
+            transaction.rollback()
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def rolled_days(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(web_request_days)).scalar_one())
+
+
+@pytest.fixture
+def now() -> datetime:
+    return Clock()().replace(minute=0, second=0, microsecond=0)
+
+
+@pytest.fixture
+def lines(now: datetime) -> list[str]:
+    return accesslog.lines(LINES, now, days=DAYS, seed=23)
+
+
+def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = write(tmp_path / "access.log", lines)
+
+    def no_reading_back(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the import read its rows back")
+
+    with monkeypatch.context() as patch:  # the complete days and hours come from the stream
+        patch.setattr(daily, "raw_rows", no_reading_back)
+        patch.setattr(rollups, "aggregate", no_reading_back)
+        result = import_file(engine, log, "combined", None, now=now)
+    assert result.imported == LINES
+    assert rolled_days(engine) >= DAYS - 1
+    with engine.connect() as conn:
+        assert daily.newest_day(conn) == rollups.hour_of(now) // 24 - 1
+        assert rollups.newest_rolled(conn) == rollups.hour_of(now) - 1
+    assert rollups.ensure_rolled_up(engine, now) == 0  # nothing left to roll up
+    streamed = dashboard(engine, now)
+    assert streamed["summary"]["hits"] == LINES
+    assert streamed == from_raw_rows(engine, now)
+
+    # The same lines imported without the stream (rolled up from raw rows afterwards).
+    empty(engine)
+    import_file(engine, log, "combined", None)
+    rollups.ensure_rolled_up(engine, now)
+    assert dashboard(engine, now) == streamed
+
+
+def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_dashboard(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_file(engine, write(tmp_path / "all.log", lines), "combined", None, now=now)
+    expected = dashboard(engine, now)
+    empty(engine)
+
+    # Half the lines first, then the other half into the days that now have rows.
+    first = write(tmp_path / "first.log", lines[0::2])
+    second = write(tmp_path / "second.log", lines[1::2])
+    import_file(engine, first, "combined", None, now=now)
+    assert rolled_days(engine) >= DAYS - 1
+    import_file(engine, second, "combined", None, now=now)
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+    again = import_file(engine, second, "combined", None, now=now)  # nothing new
+    assert (again.imported, again.duplicates) == (0, len(lines[1::2]))
+    assert dashboard(engine, now) == expected
+
+    # Lines out of time order across days and batches.
+    empty(engine)
+    monkeypatch.setattr("alertstation.traffic.importer.BATCH", 500)
+    shuffled = lines[:]
+    random.Random(3).shuffle(shuffled)
+    import_file(engine, write(tmp_path / "shuffled.log", shuffled), "combined", None, now=now)
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+
+
+def test_a_late_line_of_a_day_already_tallied_leaves_that_day_to_the_raw_rows(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_file(engine, write(tmp_path / "all.log", lines), "combined", None, now=now)
+    expected = dashboard(engine, now)
+    empty(engine)
+    # Small batches, so the first day is tallied before its last line (moved to the end) comes.
+    monkeypatch.setattr("alertstation.traffic.importer.BATCH", 100)
+    late = [*lines[1:], lines[0]]
+    import_file(engine, write(tmp_path / "late.log", late), "combined", None, now=now)
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
