@@ -37,6 +37,7 @@ cdef enum:
     MAX_DEPTH = 130
     C_NOT_PARSED = -2
     C_AHEAD = 16  # items whose str objects find_many requests ahead of the one it parses
+    C_CHUNK = 256  # items find_many sorts by family at a time (their text stays in L1)
 
 NO_MATCH = -1
 NOT_PARSED = -2
@@ -453,8 +454,21 @@ cdef extern from *:
     """
     /* A read prefetch into every cache level; a prefetch never faults. */
     static inline void cidr_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
+    /* 1 when a colon is among the first five characters (IPv6 text), else 0: a hint that sorts
+       a batch by family before parsing, without a branch. Eight bytes are read at once when
+       they stay within the text's memory page, and the bytes past the text are masked off. */
+    static inline int cidr_colon_hint(const char *text, Py_ssize_t length) {
+        uint64_t w = 0, x, keep;
+        size_t take = length < 8 ? (size_t)length : 8u;
+        if (((uintptr_t)text & 4095u) <= 4096u - 8u) memcpy(&w, text, 8);
+        else memcpy(&w, text, take);
+        keep = take >= 5u ? 0xFFFFFFFFFFULL : ((1ULL << (8u * take)) - 1ULL);
+        x = (w ^ 0x3A3A3A3A3A3A3A3AULL) | ~keep;  /* a zero byte: a colon within the first five */
+        return ((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL) != 0;
+    }
     """
     void cidr_prefetch(const void *p) noexcept nogil
+    int cidr_colon_hint(const char *text, Py_ssize_t length) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -719,6 +733,51 @@ cdef inline int32_t _search(
     return table.labels[base]
 
 
+cdef inline int32_t _bisect(
+    const Table *table, Py_ssize_t base, Py_ssize_t size, uint64_t hi, uint64_t lo
+) noexcept nogil:
+    """Return the label of the last interval from ``base`` on (of ``size``) starting at or below
+    the key."""
+    cdef const uint64_t *bounds = table.bounds
+    cdef Py_ssize_t half, mid
+    while size > 1:
+        half = size >> 1
+        mid = base + half
+        if _le(bounds[2 * mid], bounds[2 * mid + 1], hi, lo):
+            base = mid
+        size -= half
+    return table.labels[base]
+
+
+cdef inline int32_t _search4(const Table *table, uint32_t address) noexcept nogil:
+    """``_search`` for an IPv4 key, in a table with bucket indexes."""
+    cdef const Bucket *bucket = table.index4 + (address >> table.shift4)
+    cdef Py_ssize_t base = bucket[0].pos
+    if bucket[1].pos == <uint32_t>base:
+        return bucket[0].label
+    return _bisect(
+        table, base, <Py_ssize_t>bucket[1].pos - base + 1, 0, MAPPED_LO | <uint64_t>address
+    )
+
+
+cdef inline int32_t _search6(const Table *table, uint64_t hi, uint64_t lo) noexcept nogil:
+    """``_search`` for a key outside IPv4, in a table with bucket indexes."""
+    cdef const Bucket *bucket
+    cdef uint64_t k
+    cdef Py_ssize_t base
+    if hi < table.base6:
+        bucket = table.index6
+    else:
+        k = (hi - table.base6) >> table.shift6
+        if k > table.last6:
+            k = table.last6
+        bucket = table.index6 + 1 + k
+    base = bucket[0].pos
+    if bucket[1].pos == <uint32_t>base:
+        return bucket[0].label
+    return _bisect(table, base, <Py_ssize_t>bucket[1].pos - base + 1, hi, lo)
+
+
 cdef inline Py_ssize_t _fill(
     const Table *table, Bucket *bucket, Py_ssize_t j, uint64_t hi, uint64_t lo
 ) noexcept nogil:
@@ -790,6 +849,24 @@ def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
             raise ValueError(f"prefix length {plen} at index {i} is over 128")
         if (keys[i, 0] & _low_ones(64 - plen)) or (keys[i, 1] & _low_ones(128 - plen)):
             raise ValueError(f"prefix at index {i} has host bits set beyond /{plen}")
+
+
+cdef inline (Py_ssize_t, Py_ssize_t) _place(
+    int family, Py_ssize_t i, Py_ssize_t n, uint64_t hi, uint64_t lo, uint64_t *key,
+    uint32_t *v4, int32_t *found, int32_t *labels, Py_ssize_t n4, Py_ssize_t n6,
+) noexcept nogil:
+    """File item ``i``'s key for the search: IPv4 from the front of ``found`` (the address in
+    ``v4``), IPv6 from the back (the key in ``key`` at the same place), refused ones nowhere
+    (labelled -2). Both slots are written and one count moves: no branch on the family. The
+    slots are free: items before ``i`` took at most ``i`` of the ``n``."""
+    cdef Py_ssize_t back = n - 1 - n6
+    found[n4] = <int32_t>i
+    v4[n4] = <uint32_t>lo
+    found[back] = <int32_t>i
+    key[2 * back] = hi
+    key[2 * back + 1] = lo
+    labels[i] = C_NOT_PARSED if family == 0 else 0
+    return n4 + (family == 4), n6 + (family == 6)
 
 
 cdef class PrefixTable:
@@ -884,48 +961,81 @@ cdef class PrefixTable:
     def find_many(self, list values):
         """Return int32 labels for a list of address strings: -1 no match, -2 refused.
 
-        Two passes, no Python object per item: every item is parsed from its characters in
-        place into a key buffer (a plain ASCII str, which every address text is, is read
-        directly; anything else goes through the same checks as ``find``), then the keys are
-        searched with the GIL released. With the bucket indexes most keys end at their bucket,
-        so a plain loop does as well as stepping keys side by side.
+        No Python object per item. The items are taken a chunk at a time: each plain ASCII str
+        (which every address text is) is read in place and sorted by family (a colon among its
+        first characters), then the chunk's IPv4 texts are parsed in one run and its IPv6 texts
+        in another, each key going into one buffer (IPv4 keys as 32-bit addresses); anything
+        else goes through the same checks as ``find``. Then, with the GIL released, the IPv4
+        keys are searched in one run and the others in another. Sorting by family first keeps
+        the branches on it out of the parse and the search, where a random mix of families
+        would mispredict them every other address.
         """
-        cdef Py_ssize_t n = len(values), i
+        cdef Py_ssize_t n = len(values), i, j, k, start, stop, c4, c6, n4 = 0, n6 = 0
         cdef PyObject *item
-        cdef int parsed
+        cdef int family, six
+        cdef uint64_t hi = 0, lo = 0
+        cdef const char *texts[C_CHUNK]
+        cdef Py_ssize_t lengths[C_CHUNK]
+        cdef int32_t pick4[C_CHUNK]
+        cdef int32_t pick6[C_CHUNK]
         out = np.empty(n, dtype=np.int32)
         if n == 0:
             return out
         keys = np.empty((n, 2), dtype=np.uint64)
+        addresses = np.empty(n, dtype=np.uint32)
+        order = np.empty(n, dtype=np.int32)
         cdef int32_t[::1] view = out
         cdef uint64_t[:, ::1] key_view = keys
+        cdef uint32_t[::1] address_view = addresses
+        cdef int32_t[::1] order_view = order
         cdef int32_t *labels = &view[0]
         cdef uint64_t *key = &key_view[0, 0]
+        cdef uint32_t *v4 = &address_view[0]
+        cdef int32_t *found = &order_view[0]
         cdef const Table *table = &self._table
-        for i in range(n):
-            if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
-                item = PyList_GET_ITEM(values, i + C_AHEAD)
-                cidr_prefetch(item)  # the header and the text's start
-                cidr_prefetch((<const char *>item) + 64)  # the rest of a long IPv6 text
-            item = PyList_GET_ITEM(values, i)
-            if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
-                parsed = _parse_text(
-                    <const char *>PyUnicode_DATA(item),
-                    PyUnicode_GET_LENGTH(item),
-                    &key[2 * i],
-                    &key[2 * i + 1],
-                )
-            else:
-                parsed = _parse_object(<object>item, &key[2 * i], &key[2 * i + 1])
-            if not parsed:
-                key[2 * i] = 0
-                key[2 * i + 1] = 0
-            labels[i] = 0 if parsed else C_NOT_PARSED
-        i = 0
+        for start in range(0, n, C_CHUNK):
+            stop = min(start + C_CHUNK, n)
+            c4 = 0
+            c6 = 0
+            for i in range(start, stop):
+                if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
+                    item = PyList_GET_ITEM(values, i + C_AHEAD)
+                    cidr_prefetch(item)  # the header and the text's start
+                    cidr_prefetch((<const char *>item) + 64)  # the rest of a long IPv6 text
+                item = PyList_GET_ITEM(values, i)
+                j = i - start
+                if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
+                    texts[j] = <const char *>PyUnicode_DATA(item)
+                    lengths[j] = PyUnicode_GET_LENGTH(item)
+                    six = cidr_colon_hint(texts[j], lengths[j])
+                    pick4[c4] = <int32_t>j
+                    pick6[c6] = <int32_t>j
+                    c4 += 1 - six
+                    c6 += six
+                else:
+                    family = _parse_object(<object>item, &hi, &lo)
+                    n4, n6 = _place(family, i, n, hi, lo, key, v4, found, labels, n4, n6)
+            for k in range(c4):
+                j = pick4[k]
+                family = _parse_text(texts[j], lengths[j], &hi, &lo)
+                n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
+            for k in range(c6):
+                j = pick6[k]
+                family = _parse_text(texts[j], lengths[j], &hi, &lo)
+                n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
         with nogil:
-            for i in range(n):
-                if labels[i] != C_NOT_PARSED:
-                    labels[i] = _search(table, key[2 * i], key[2 * i + 1])
+            if table.index4 == NULL:
+                for k in range(n4):
+                    i = found[k]
+                    labels[i] = _search(table, 0, MAPPED_LO | <uint64_t>v4[k])
+                for k in range(n - n6, n):
+                    i = found[k]
+                    labels[i] = _search(table, key[2 * k], key[2 * k + 1])
+            else:
+                for k in range(n4):
+                    labels[found[k]] = _search4(table, v4[k])
+                for k in range(n - n6, n):
+                    labels[found[k]] = _search6(table, key[2 * k], key[2 * k + 1])
         return out
 
     def find_keys(self, const uint64_t[:, ::1] keys):
