@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, select
 
 from alertstation.db.bulk import BulkInsert
 from alertstation.traffic.rows import ROW_COLUMNS, Observed, build_row
@@ -58,3 +58,24 @@ def test_both_ways_store_what_they_were_given_and_skip_taken_keys(engine: Engine
     finally:
         with engine.begin() as conn:
             conn.execute(web_request_logs.delete())
+
+
+def test_a_column_none_in_every_row_stores_null_even_when_it_has_a_default(engine: Engine) -> None:
+    probe = Table(
+        "bulk_insert_probe",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("plain", String(8), nullable=True),
+        Column("defaulted", String(8), nullable=True, server_default="set"),
+    )
+    probe.create(engine)
+    try:
+        with engine.begin() as conn:
+            insert = BulkInsert(probe, ("id", "plain", "defaulted"))
+            assert insert.run(conn, [(1, None, None), (2, None, None)]) == 2
+            assert insert.run(conn, [(3, "a", None), (4, None, "b")]) == 2
+        with engine.connect() as conn:
+            got = [tuple(row) for row in conn.execute(select(probe).order_by(probe.c.id))]
+        assert got == [(1, None, None), (2, None, None), (3, "a", None), (4, None, "b")]
+    finally:
+        probe.drop(engine)

@@ -4,6 +4,10 @@ SQLAlchemy's executemany builds a parameter dict per row and runs every bind pro
 its own machinery; for tens of thousands of rows that costs more than the database's work. A
 ``BulkInsert`` compiles the statement text once per dialect and applies only the bind processors
 the columns have (on SQLite, dates and booleans), so the driver receives ready tuples.
+
+``run`` works column by column: a column that is None in every row of the call (and has no
+default, so leaving it out stores the same NULL) is left out of the statement, and each
+processor is mapped over its column.
 """
 
 from __future__ import annotations
@@ -26,17 +30,30 @@ class BulkInsert:
         self.names = tuple(names)
         self.skip_conflicts_on = skip_conflicts_on
         self._compiled: dict[str, tuple[str, list[tuple[int, Callable[[Any], Any]]]]] = {}
+        self._statements: dict[tuple[str, tuple[int, ...]], str] = {}
+        # Columns that may be left out when they are NULL in every row (nothing else fills them).
+        self._omissible = frozenset(
+            index
+            for index, name in enumerate(self.names)
+            if table.c[name].nullable
+            and table.c[name].default is None
+            and table.c[name].server_default is None
+        )
+
+    def _sql(self, dialect: Dialect, indexes: Sequence[int]) -> str:
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        sql = (
+            f"INSERT INTO {self.table.name} ({', '.join(self.names[i] for i in indexes)}) "
+            f"VALUES ({', '.join([mark] * len(indexes))})"
+        )
+        if self.skip_conflicts_on is not None:
+            sql += f" ON CONFLICT ({self.skip_conflicts_on}) DO NOTHING"
+        return sql
 
     def _for(self, dialect: Dialect) -> tuple[str, list[tuple[int, Callable[[Any], Any]]]]:
         found = self._compiled.get(dialect.name)
         if found is None:
-            mark = "?" if dialect.paramstyle == "qmark" else "%s"
-            sql = (
-                f"INSERT INTO {self.table.name} ({', '.join(self.names)}) "
-                f"VALUES ({', '.join([mark] * len(self.names))})"
-            )
-            if self.skip_conflicts_on is not None:
-                sql += f" ON CONFLICT ({self.skip_conflicts_on}) DO NOTHING"
+            sql = self._sql(dialect, range(len(self.names)))
             processors = [
                 (index, processor)
                 for index, name in enumerate(self.names)
@@ -64,7 +81,23 @@ class BulkInsert:
         were inserted."""
         if not rows:
             return 0
-        sql, values = self._converted(conn.dialect, rows)
+        dialect = conn.dialect
+        _, processors = self._for(dialect)
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        if len(columns) != len(self.names):
+            raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
+        for index, processor in processors:
+            columns[index] = list(map(processor, columns[index]))
+        count = len(rows)
+        kept = tuple(
+            index
+            for index, column in enumerate(columns)
+            if index not in self._omissible or column.count(None) != count
+        ) or (0,)
+        sql = self._statements.get((dialect.name, kept))
+        if sql is None:
+            sql = self._statements[(dialect.name, kept)] = self._sql(dialect, kept)
+        values = list(zip(*(columns[index] for index in kept), strict=True))
         return int(conn.exec_driver_sql(sql, values).rowcount)
 
     def run_one_statement(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> int:
