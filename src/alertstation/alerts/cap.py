@@ -9,9 +9,10 @@ DOCTYPE refusal, no external loads). A message's signature is checked with
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from lxml import etree
 
@@ -72,9 +73,21 @@ def _alert_from_document(
     """Read one screened and parsed CAP document (``raw`` is its bytes) and check its signature."""
     if not is_cap_alert(root):
         raise AlertParseError(f"root element is {_describe(root)}, not a CAP 1.2 or 1.1 <alert>")
-    encoding = root.getroottree().docinfo.encoding
-    alert = alert_from_element(root, source=source, raw=decode_text(raw, encoding))
-    return replace(alert, signature=check_signature(raw, root, trust))
+    fields = _read_alert(root)
+    return Alert.from_infos(
+        **fields,
+        source=source,
+        raw=_document_text(raw, root),
+        signature=check_signature(raw, root, trust),
+    )
+
+
+def _document_text(raw: bytes, root: etree._Element) -> str:
+    """The document as text (``decode_text``); its declared encoding is looked up only if needed."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return decode_text(raw, root.getroottree().docinfo.encoding)
 
 
 def parse_cap_feed(
@@ -120,27 +133,7 @@ def is_cap_alert(element: etree._Element) -> bool:
 
 def alert_from_element(element: etree._Element, *, source: Source, raw: str) -> Alert:
     """Read the fields of a parsed CAP ``<alert>`` element into an ``Alert`` (unsigned)."""
-    read = _Reader(etree.QName(element).namespace or "")
-    sent = read.time(element, "sent", "alert sent")
-    if sent is None:
-        raise AlertParseError("alert has no <sent> time")
-    infos = tuple(
-        _info(read, info, position) for position, info in enumerate(read.children(element, "info"))
-    )
-    return Alert.from_infos(
-        infos=infos,
-        identifier=read.required(element, "identifier"),
-        sender=read.required(element, "sender"),
-        sent=sent,
-        status=read.choice(element, "status", STATUSES),
-        msg_type=read.choice(element, "msgType", MSG_TYPES),
-        scope=read.choice(element, "scope", SCOPES),
-        references=parse_references(read.text(element, "references")),
-        note=read.text(element, "note"),
-        incidents=tuple(read.text(element, "incidents").split()),
-        source=source,
-        raw=raw,
-    )
+    return Alert.from_infos(**_read_alert(element), source=source, raw=raw)
 
 
 def parse_references(text: str) -> tuple[Reference, ...]:
@@ -157,105 +150,213 @@ def parse_references(text: str) -> tuple[Reference, ...]:
     return tuple(found)
 
 
-class _Reader:
-    """Read CAP child elements of one namespace as stripped text."""
+# The one-pass reader. Each element's children are walked once: a child whose tag (in the
+# alert's namespace) names a field is dispatched by a table, the text of a single-valued field
+# is read once from its first occurrence, repeated fields (info, area, category, geocode, ...)
+# collect their elements in order. Elements of other namespaces, comments and processing
+# instructions match no entry. What it returns and rejects is what the per-field reader of
+# 2.8.0 did (tests/alerts/cap_reference.py holds it to that).
 
-    def __init__(self, namespace: str) -> None:
-        self.prefix = f"{{{namespace}}}" if namespace else ""
-        # Each element's children by tag, built in one pass the first time it is read: a
-        # message reads about 30 fields, and one walk is cheaper than 30 path searches.
-        self._index: dict[etree._Element, dict[str, list[etree._Element]]] = {}
+_ALERT_ONE = ("identifier", "sender", "sent", "status", "msgType", "scope", "references", "note")
+_ALERT_ONE += ("incidents",)
+_ALERT_MANY = ("info",)
+_INFO_ONE = ("language", "event", "urgency", "severity", "certainty", "effective", "onset")
+_INFO_ONE += ("expires", "senderName", "headline", "description", "instruction", "web")
+_INFO_MANY = ("category", "responseType", "eventCode", "parameter", "area")
+_AREA_ONE = ("areaDesc",)
+_AREA_MANY = ("polygon", "circle", "geocode")
 
-    def children(self, parent: etree._Element, name: str) -> list[etree._Element]:
-        index = self._index.get(parent)
-        if index is None:
-            index = self._index[parent] = {}
-            for child in parent:
-                index.setdefault(child.tag, []).append(child)  # comments/PIs: a non-str tag
-        return index.get(self.prefix + name, [])
 
-    def texts(self, parent: etree._Element, name: str) -> tuple[str, ...]:
-        values = ("".join(child.itertext()).strip() for child in self.children(parent, name))
-        return tuple(value for value in values if value)
+class _Table(NamedTuple):
+    """One element kind's dispatch: full tag -> field name, for single and repeated fields."""
 
-    def text(self, parent: etree._Element, name: str) -> str:
-        found = self.children(parent, name)
-        if not found:
-            return ""
-        child = found[0]
-        if not len(child):  # a leaf (no child elements, comments or PIs): its own text only
-            return (child.text or "").strip()
-        return "".join(child.itertext()).strip()
+    one: dict[str, str]
+    many: dict[str, str]
 
-    def required(self, parent: etree._Element, name: str) -> str:
-        value = self.text(parent, name)
-        if not value:
-            raise AlertParseError(f"alert has no <{name}> (required by CAP)")
-        return value
 
-    def choice(self, parent: etree._Element, name: str, allowed: frozenset[str]) -> str:
-        value = self.required(parent, name)
-        if value not in allowed:
-            raise AlertParseError(
-                f"<{name}> is {value[:40]!r}; CAP allows {', '.join(sorted(allowed))}"
-            )
-        return value
+class _Tables(NamedTuple):
+    """The dispatch tables of one namespace, and the full tags of valueName and value."""
 
-    def time(self, parent: etree._Element, name: str, what: str) -> datetime | None:
-        value = self.text(parent, name)
-        return parse_timestamp(value, what) if value else None
+    alert: _Table
+    info: _Table
+    area: _Table
+    value_name: str
+    value: str
 
-    def pairs(self, parent: etree._Element, name: str) -> tuple[tuple[str, str], ...]:
-        """Read ``valueName``/``value`` children (eventCode, parameter, geocode)."""
-        return tuple(
-            (self.text(child, "valueName"), self.text(child, "value"))
-            for child in self.children(parent, name)
+
+@functools.lru_cache(maxsize=16)
+def _tables(namespace: str) -> _Tables:
+    prefix = f"{{{namespace}}}" if namespace else ""
+
+    def table(one: tuple[str, ...], many: tuple[str, ...]) -> _Table:
+        return _Table({prefix + n: n for n in one}, {prefix + n: n for n in many})
+
+    return _Tables(
+        table(_ALERT_ONE, _ALERT_MANY),
+        table(_INFO_ONE, _INFO_MANY),
+        table(_AREA_ONE, _AREA_MANY),
+        prefix + "valueName",
+        prefix + "value",
+    )
+
+
+def _text(element: etree._Element) -> str:
+    """The element's text stripped: its own text for a leaf, all text inside it otherwise."""
+    if len(element):  # child elements, comments or PIs: every piece of text inside, joined
+        return "".join(element.itertext()).strip()
+    text = element.text
+    return text.strip() if text else ""
+
+
+def _scan(parent: etree._Element, table: _Table) -> dict[str, Any]:
+    """Walk ``parent``'s children once: first text of single fields, elements of repeated ones.
+
+    A single field absent is absent from the result, and so is a repeated one.
+    """
+    found: dict[str, Any] = {}
+    one, many = table
+    for child in parent:
+        tag = child.tag  # comments/PIs: a non-str tag, in no table
+        name = one.get(tag)
+        if name is not None:
+            if name not in found:
+                if len(child):  # _text, inlined: this loop runs for every field of a message
+                    found[name] = "".join(child.itertext()).strip()
+                else:
+                    text = child.text
+                    found[name] = text.strip() if text else ""
+            continue
+        name = many.get(tag)
+        if name is not None:
+            elements = found.get(name)
+            if elements is None:
+                found[name] = [child]
+            else:
+                elements.append(child)
+    return found
+
+
+def _texts(elements: list[etree._Element] | None) -> tuple[str, ...]:
+    if not elements:
+        return ()
+    return tuple(value for value in map(_text, elements) if value)
+
+
+def _pairs(elements: list[etree._Element] | None, tables: _Tables) -> tuple[tuple[str, str], ...]:
+    """Read ``valueName``/``value`` children (eventCode, parameter, geocode): the first of each."""
+    if not elements:
+        return ()
+    name_tag, value_tag = tables.value_name, tables.value
+    pairs = []
+    for element in elements:
+        key = value = None
+        for child in element:
+            tag = child.tag
+            if tag == name_tag:
+                if key is None:
+                    key = _text(child)
+            elif tag == value_tag and value is None:
+                value = _text(child)
+        pairs.append((key or "", value or ""))
+    return tuple(pairs)
+
+
+def _required(found: dict[str, Any], name: str) -> str:
+    value = found.get(name)
+    if not value:
+        raise AlertParseError(f"alert has no <{name}> (required by CAP)")
+    return value
+
+
+def _choice(found: dict[str, Any], name: str, allowed: frozenset[str]) -> str:
+    value = _required(found, name)
+    if value not in allowed:
+        raise AlertParseError(
+            f"<{name}> is {value[:40]!r}; CAP allows {', '.join(sorted(allowed))}"
         )
+    return value
 
 
-def _info(read: _Reader, element: etree._Element, position: int) -> AlertInfo:
+def _time(found: dict[str, Any], name: str, what: str) -> datetime | None:
+    value = found.get(name)
+    return parse_timestamp(value, what) if value else None
+
+
+def _read_alert(element: etree._Element) -> dict[str, Any]:
+    """Read an ``<alert>``'s fields as the keyword arguments of ``Alert.from_infos``.
+
+    Errors come in the order the per-field reader raised them: sent, then each info block,
+    then identifier, sender, status, msgType, scope and references.
+    """
+    tables = _tables(etree.QName(element).namespace or "")
+    found = _scan(element, tables.alert)
+    sent = _time(found, "sent", "alert sent")
+    if sent is None:
+        raise AlertParseError("alert has no <sent> time")
+    infos = tuple(
+        _info(tables, info, position) for position, info in enumerate(found.get("info", ()))
+    )
+    return {
+        "infos": infos,
+        "identifier": _required(found, "identifier"),
+        "sender": _required(found, "sender"),
+        "sent": sent,
+        "status": _choice(found, "status", STATUSES),
+        "msg_type": _choice(found, "msgType", MSG_TYPES),
+        "scope": _choice(found, "scope", SCOPES),
+        "references": parse_references(found.get("references", "")),
+        "note": found.get("note", ""),
+        "incidents": tuple(found.get("incidents", "").split()),
+    }
+
+
+def _info(tables: _Tables, element: etree._Element, position: int) -> AlertInfo:
     where = f"info {position}"
-    parameters = read.pairs(element, "parameter")
+    found = _scan(element, tables.info)
+    parameters = _pairs(found.get("parameter"), tables)
     vtec_values = [value for key, value in parameters if key == "VTEC"]
     try:
-        vtec = parse_vtec_strings(vtec_values)
+        vtec = parse_vtec_strings(vtec_values) if vtec_values else ()
     except ValueError as ex:
         raise AlertParseError(f"{where} parameter VTEC: {ex}") from None
     ending = next((value for key, value in parameters if key == "eventEndingTime" and value), "")
     return AlertInfo(
-        language=read.text(element, "language") or "en-US",
-        categories=read.texts(element, "category"),
-        event=read.text(element, "event"),
-        response_types=read.texts(element, "responseType"),
-        urgency=read.text(element, "urgency"),
-        severity=read.text(element, "severity"),
-        certainty=read.text(element, "certainty"),
-        event_codes=read.pairs(element, "eventCode"),
-        effective=read.time(element, "effective", f"{where} effective"),
-        onset=read.time(element, "onset", f"{where} onset"),
-        expires=read.time(element, "expires", f"{where} expires"),
-        ends=parse_timestamp(ending, f"{where} eventEndingTime") if ending else None,
-        sender_name=read.text(element, "senderName"),
-        headline=read.text(element, "headline"),
-        description=read.text(element, "description"),
-        instruction=read.text(element, "instruction"),
-        web=read.text(element, "web"),
-        parameters=parameters,
-        vtec=vtec,
-        areas=tuple(_area(read, area) for area in read.children(element, "area")),
+        found.get("language") or "en-US",
+        _texts(found.get("category")),
+        found.get("event", ""),
+        _texts(found.get("responseType")),
+        found.get("urgency", ""),
+        found.get("severity", ""),
+        found.get("certainty", ""),
+        _pairs(found.get("eventCode"), tables),
+        _time(found, "effective", f"{where} effective"),
+        _time(found, "onset", f"{where} onset"),
+        _time(found, "expires", f"{where} expires"),
+        parse_timestamp(ending, f"{where} eventEndingTime") if ending else None,
+        found.get("senderName", ""),
+        found.get("headline", ""),
+        found.get("description", ""),
+        found.get("instruction", ""),
+        found.get("web", ""),
+        parameters,
+        vtec,
+        tuple(_area(tables, area) for area in found.get("area", ())),
     )
 
 
-def _area(read: _Reader, element: etree._Element) -> Area:
+def _area(tables: _Tables, element: etree._Element) -> Area:
+    found = _scan(element, tables.area)
     # One code per geocode in CAP; a value holding several (old summaries) is split on spaces.
     geocodes = tuple(
-        (name, code) for name, value in read.pairs(element, "geocode") for code in value.split()
+        (name, code)
+        for name, value in _pairs(found.get("geocode"), tables)
+        for code in value.split()
     )
     return Area(
-        desc=read.text(element, "areaDesc"),
-        polygons=read.texts(element, "polygon"),
-        circles=read.texts(element, "circle"),
-        geocodes=geocodes,
+        found.get("areaDesc", ""),
+        _texts(found.get("polygon")),
+        _texts(found.get("circle")),
+        geocodes,
     )
 
 

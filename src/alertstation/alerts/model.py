@@ -157,33 +157,46 @@ class Alert:
         """Build an alert from header fields and its info blocks, flattening the primary one."""
         blocks = tuple(infos)
         primary = primary_info(blocks)
-        flat: dict[str, Any] = {}
-        if primary is not None:
-            flat = {
-                "language": primary.language,
-                "event": primary.event,
-                "category": primary.categories[0] if primary.categories else "",
-                "urgency": primary.urgency,
-                "severity": primary.severity,
-                "certainty": primary.certainty,
-                "event_code": primary.event_code("SAME"),
-                "effective": primary.effective or header.get("sent"),
-                "onset": primary.onset,
-                "expires": primary.expires,
-                "ends": primary.ends,
-                "sender_name": primary.sender_name,
-                "headline": primary.headline,
-                "description": primary.description,
-                "instruction": primary.instruction,
-                "response_types": primary.response_types,
-                "area_desc": primary.area_desc,
-                "same_codes": primary.geocodes("SAME", "FIPS6"),
-                "ugc_codes": primary.geocodes("UGC"),
-                "vtec": primary.vtec,
-                "eas_org": next(iter(primary.parameter("EAS-ORG")), ""),
-                "polygons": primary.polygons,
-            }
-        return cls(**header, **flat, infos=blocks)
+        if primary is None:
+            return cls(**header, infos=blocks)
+        same: dict[str, None] = {}
+        ugc: dict[str, None] = {}
+        descs, polygons = [], []
+        for area in primary.areas:  # geocodes("SAME", "FIPS6"), geocodes("UGC"), in one pass
+            if area.desc:
+                descs.append(area.desc)
+            polygons += area.polygons
+            for key, value in area.geocodes:
+                if key == "SAME" or key == "FIPS6":
+                    same[value] = None
+                elif key == "UGC":
+                    ugc[value] = None
+        return cls(
+            **header,
+            language=primary.language,
+            event=primary.event,
+            category=primary.categories[0] if primary.categories else "",
+            urgency=primary.urgency,
+            severity=primary.severity,
+            certainty=primary.certainty,
+            event_code=primary.event_code("SAME"),
+            effective=primary.effective or header.get("sent"),
+            onset=primary.onset,
+            expires=primary.expires,
+            ends=primary.ends,
+            sender_name=primary.sender_name,
+            headline=primary.headline,
+            description=primary.description,
+            instruction=primary.instruction,
+            response_types=primary.response_types,
+            area_desc="; ".join(descs),
+            same_codes=tuple(same),
+            ugc_codes=tuple(ugc),
+            vtec=primary.vtec,
+            eas_org=next((value for key, value in primary.parameters if key == "EAS-ORG"), ""),
+            polygons=tuple(polygons),
+            infos=blocks,
+        )
 
     @property
     def geocodes(self) -> frozenset[str]:

@@ -100,24 +100,16 @@ def parse_vtec(text: str) -> Vtec:
             f"malformed P-VTEC string {stripped[:80]!r}: expected "
             "/k.aaa.cccc.pp.s.####.yymmddThhnnZ-yymmddThhnnZ/"
         )
-    if match["k"] not in PRODUCT_CLASSES:
-        raise ValueError(f"P-VTEC {stripped!r}: unknown product class {match['k']!r}")
-    if match["action"] not in ACTIONS:
-        raise ValueError(f"P-VTEC {stripped!r}: unknown action {match['action']!r}")
-    begin = _parse_time(match["begin"], stripped)
-    end = _parse_time(match["end"], stripped)
+    k, action, office, phenomenon, significance, etn, begin_text, end_text = match.groups()
+    if k not in PRODUCT_CLASSES:
+        raise ValueError(f"P-VTEC {stripped!r}: unknown product class {k!r}")
+    if action not in ACTIONS:
+        raise ValueError(f"P-VTEC {stripped!r}: unknown action {action!r}")
+    begin = _parse_time(begin_text, stripped)
+    end = _parse_time(end_text, stripped)
     if begin is not None and end is not None and end < begin:
         raise ValueError(f"P-VTEC {stripped!r}: end time is before begin time")
-    return Vtec(
-        product_class=match["k"],
-        action=match["action"],
-        office=match["office"],
-        phenomenon=match["phen"],
-        significance=match["sig"],
-        etn=int(match["etn"]),
-        begin=begin,
-        end=end,
-    )
+    return Vtec(k, action, office, phenomenon, significance, int(etn), begin, end)
 
 
 def parse_vtec_strings(values: str | Iterable[str]) -> tuple[Vtec, ...]:
@@ -138,10 +130,12 @@ def parse_vtec_strings(values: str | Iterable[str]) -> tuple[Vtec, ...]:
 def _parse_time(text: str, whole: str) -> datetime | None:
     if text == ZERO_TIME:
         return None
-    # The outer pattern guarantees the shape yymmddThhnnZ.
-    yy, mo, dd, hh, mi = (int(text[i : i + 2]) for i in (0, 2, 4, 7, 9))
+    # The outer pattern guarantees the shape yymmddThhnnZ (ASCII digits).
     try:
-        return datetime(2000 + yy, mo, dd, hh, mi, tzinfo=UTC)
+        return datetime(
+            2000 + int(text[0:2]), int(text[2:4]), int(text[4:6]), int(text[7:9]),
+            int(text[9:11]), tzinfo=UTC,
+        )  # fmt: skip
     except ValueError as ex:
         raise ValueError(f"P-VTEC {whole!r}: impossible time {text!r} ({ex})") from None
 
