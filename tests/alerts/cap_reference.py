@@ -13,7 +13,8 @@ from lxml import etree
 
 from alertstation.alerts.cap import parse_references
 from alertstation.alerts.model import MSG_TYPES, SCOPES, STATUSES, Alert, AlertInfo, Area, Source
-from alertstation.alerts.parsing import AlertParseError, parse_timestamp
+from alertstation.alerts.parsing import AlertParseError
+from alertstation.alerts.parsing import strict_timestamp as parse_timestamp
 from alertstation.alerts.vtec import parse_vtec_strings
 
 

@@ -9,6 +9,7 @@ error message under both readers.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,13 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from alertstation.alerts.cap import alert_from_element, is_cap_alert, parse_cap_feed, parse_cap_xml
-from alertstation.alerts.parsing import AlertParseError, decode_text, parse_xml_document
+from alertstation.alerts.parsing import (
+    AlertParseError,
+    decode_text,
+    parse_timestamp,
+    parse_xml_document,
+    strict_timestamp,
+)
 from alertstation.alerts.signature import check_signature
 from tests.alerts import cap_reference
 from tests.fixtures.alerts.signing import make_pki, signed_sample
@@ -295,3 +302,37 @@ def test_generated_messages_parse_the_same_through_the_feed_path(data: bytes) ->
         assert entry.reason == expected[1]  # type: ignore[union-attr]
     else:
         assert entry == expected
+
+
+def timestamp_outcome(parse: Any, text: Any) -> Any:
+    try:
+        value = parse(text, "field")
+    except AlertParseError as ex:
+        return ("AlertParseError", str(ex))
+    assert value.tzinfo is UTC
+    return value
+
+
+TIMESTAMP_LIKE = st.one_of(
+    st.from_regex(
+        r"\s?\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-6]\d(:[0-6]\d(\.\d{1,7})?)?(Z|[+-][0-2]\d:[0-6]\d)\s?",
+        fullmatch=True,
+    ),
+    st.from_regex(r"[0-9٠-٩T:+\-Z. ]{10,30}", fullmatch=True),
+    st.text(max_size=30),
+    st.sampled_from(TIMES),
+)
+
+
+@EXAMPLES
+@given(text=TIMESTAMP_LIKE)
+def test_kept_timestamps_parse_as_the_strict_parser_parses_them(text: str) -> None:
+    expected = timestamp_outcome(strict_timestamp, text)
+    assert timestamp_outcome(parse_timestamp, text) == expected  # first seen
+    assert timestamp_outcome(parse_timestamp, text) == expected  # kept
+
+
+def test_a_bad_timestamp_seen_before_still_names_its_field() -> None:
+    for what in ("alert sent", "info 0 expires"):
+        with pytest.raises(AlertParseError, match=f"^{what}: 'soon' is not a timestamp"):
+            parse_timestamp("soon", what)

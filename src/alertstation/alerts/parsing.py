@@ -18,6 +18,7 @@ Size limits are checked on the raw bytes before either pass.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from datetime import UTC, datetime
@@ -221,7 +222,30 @@ def decode_text(document: bytes, encoding: str | None = None) -> str:
 
 
 def parse_timestamp(text: str, what: str) -> datetime:
-    """Parse a CAP/ISO 8601 timestamp with a UTC offset into an aware UTC datetime."""
+    """Parse a CAP/ISO 8601 timestamp with a UTC offset into an aware UTC datetime.
+
+    A batch repeats the same few timestamps (a feed's messages share their sent and expiry
+    minutes): the result of each text is kept (``_known_timestamp``), and only a text not seen
+    yet, or a bad one, goes through ``strict_timestamp``.
+    """
+    if type(text) is str:
+        known = _known_timestamp(text)
+        if known is not None:
+            return known
+    return strict_timestamp(text, what)
+
+
+@functools.lru_cache(maxsize=4096)
+def _known_timestamp(text: str) -> datetime | None:
+    """``strict_timestamp`` of ``text``, or None when it is not a valid timestamp."""
+    try:
+        return strict_timestamp(text, "")
+    except AlertParseError:
+        return None
+
+
+def strict_timestamp(text: str, what: str) -> datetime:
+    """Parse a timestamp as ``parse_timestamp`` does, without keeping anything."""
     value = text.strip() if isinstance(text, str) else text
     if not isinstance(value, str) or not _TIMESTAMP.fullmatch(value):
         raise AlertParseError(
