@@ -12,7 +12,7 @@ two to each other.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from alertstation.traffic import addresses, agents, classify
@@ -26,6 +26,8 @@ HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
 CACHE_ENTRIES: Final[int] = 50_000
 # Returned instead of a row when the collection settings leave the line out.
 FILTERED: Final[tuple[Any, ...]] = ()
+# A log's times are whole seconds: each minute's moment is made once, and its seconds added.
+_SECONDS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
 
 # nginx/Apache combined (and common) format. The quoted fields use possessive repeats, so a
 # line with an unterminated quote fails at once instead of backtracking.
@@ -72,8 +74,13 @@ class RowEnricher:
         self._addresses: dict[str, tuple[Any, ...] | None] = {}
         self._agents: dict[str | None, tuple[Any, ...]] = {}
         self._referrers: dict[str | None, tuple[Any, ...]] = {}
-        self._targets: dict[str, str] = {}
         self._requests: dict[tuple[str, str, int], tuple[bool, bool, str | None]] = {}
+        # The combined format's parts as they appear in the line (still escaped).
+        self._lines: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        self._raw_agents: dict[str | None, tuple[Any, ...]] = {}
+        self._raw_referrers: dict[str | None, tuple[Any, ...]] = {}
+        self._minutes: dict[int, datetime] = {}
+        self._no_language = agents.primary_language(None)
 
     # --- the repeating parts ---------------------------------------------------------------
 
@@ -160,7 +167,7 @@ class RowEnricher:
         if agent[5] and self.settings.exclude_bots:
             return FILTERED
         return (
-            datetime.fromtimestamp(ts, UTC),
+            self._moment(ts),
             ts,
             int(ts // 3600),
             method[:16],
@@ -203,32 +210,76 @@ class RowEnricher:
             seen.accept_language,
         )
 
+    def _moment(self, ts: float) -> datetime:
+        """Return the moment of ``ts`` (whole seconds from the minute's moment)."""
+        second = int(ts)
+        if second != ts:
+            return datetime.fromtimestamp(ts, UTC)
+        minute = self._minutes.get(second // 60)
+        if minute is None:
+            minute = _remember(
+                self._minutes, second // 60, datetime.fromtimestamp(second - second % 60, UTC)
+            )
+        return minute + _SECONDS[second % 60]
+
     def combined_row(self, line: str) -> tuple[Any, ...] | None:
         """Return the row of one combined/common log line: None when it is not one,
         ``FILTERED`` when the settings leave it out."""
         match = COMBINED.match(line)
         if match is None:
             return None
-        ip_text, time_text, method, target, status, size, referrer, agent = match.groups()
-        address = self._address(ip_text)
+        ip_text, time_text, method, target, status, size, referrer, user_agent = match.groups()
+        address = self._addresses.get(ip_text)
         if address is None:
-            return None
+            address = self._address(ip_text)
+            if address is None:
+                return None
         try:
             ts = parse_log_time(time_text)
         except ValueError:
             return None
-        path = self._targets.get(target)
-        if path is None:
-            path = _remember(self._targets, target, request_path(target))
-        return self.row(
+        request = self._lines.get((method, target, status))
+        if request is None:
+            path = request_path(target)[:1024]
+            code = int(status)
+            request = _remember(
+                self._lines,
+                (method, target, status),
+                (method[:16], path, code, *self._request(method, path, code)),
+            )
+        if address[0] and self.settings.exclude_internal:
+            return FILTERED
+        if not request[3]:
+            return FILTERED
+        agent = self._raw_agents.get(user_agent)
+        if agent is None:
+            agent = _remember(self._raw_agents, user_agent, self._agent(unescape(user_agent)))
+        if agent[5] and self.settings.exclude_bots:
+            return FILTERED
+        referred = self._raw_referrers.get(referrer)
+        if referred is None:
+            referred = _remember(self._raw_referrers, referrer, self._referrer(unescape(referrer)))
+        return (
+            self._moment(ts),
             ts,
-            method,
-            path,
-            int(status),
+            int(ts // 3600),
+            request[0],
+            request[1],
+            request[2],
             None,
             None if size == "-" else int(size),
-            address,
-            unescape(agent),
-            unescape(referrer),
+            address[1],
+            address[2],
+            address[3],
             None,
+            agent[0],
+            *referred,
+            self._no_language,
+            False,
+            request[4],
+            request[5],
+            *agent[1:],
+            None,
+            "import",
+            *address[4:],
         )
