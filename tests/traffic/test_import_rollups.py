@@ -133,3 +133,16 @@ def test_a_late_line_of_a_day_already_tallied_leaves_that_day_to_the_raw_rows(
     late = [*lines[1:], lines[0]]
     import_file(engine, write(tmp_path / "late.log", late), "combined", None, now=now)
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+
+
+def test_days_beyond_the_tallied_limit_are_read_back(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = write(tmp_path / "all.log", lines)
+    import_file(engine, log, "combined", None, now=now)
+    expected = dashboard(engine, now)
+    empty(engine)
+    monkeypatch.setattr("alertstation.traffic.import_rollups.MAX_DAYS", 2)
+    import_file(engine, log, "combined", None, now=now)
+    assert rolled_days(engine) >= DAYS - 1
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)

@@ -13,6 +13,7 @@ when any of these holds:
 * a batch holding rows of it inserted fewer rows than it held (lines imported before);
 * when the rollups are stored, the database holds a different number of rows for it than the
   import wrote (another writer added some meanwhile).
+* the import already tallies ``MAX_DAYS`` days (a day's tallies stay in memory until the end).
 
 ``finish`` stores the hourly and daily rollups of every complete hour and day up to ``now``
 (``rollups.ensure_rolled_up``), taking the tallied days from here and the others from raw rows.
@@ -43,6 +44,8 @@ _SIZE = ROW_COLUMNS.index("content_length")
 # in (visitor, time) order by a stable sort of the arrival order, which is the order of the ids.
 _SLIM = itemgetter(*(ROW_COLUMNS.index("hour" if name == "id" else name) for name in COLUMNS))
 _VISITOR_TIME = itemgetter(0, 1)
+# Days tallied in memory at most (a year's log imported at once reads the later days back).
+MAX_DAYS = 100
 
 
 class ImportRollups:
@@ -69,6 +72,9 @@ class ImportRollups:
                 return
             if day in self.tallied:  # a late row of a day already tallied
                 self.leave(day)
+                return
+            if len(self.open) + len(self.tallied) >= MAX_DAYS:
+                self.left.add(day)
                 return
             rows = self.open[day] = []
             self.counts[day] = 0
