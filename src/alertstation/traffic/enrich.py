@@ -81,6 +81,9 @@ class RowEnricher:
         self._raw_referrers: dict[str | None, tuple[Any, ...]] = {}
         self._minutes: dict[int, datetime] = {}
         self._no_language = agents.primary_language(None)
+        self._minute_text: str | None = None
+        self._zone_text: str | None = None
+        self._minute_start = 0
 
     # --- the repeating parts ---------------------------------------------------------------
 
@@ -234,10 +237,22 @@ class RowEnricher:
             address = self._address(ip_text)
             if address is None:
                 return None
-        try:
-            ts = parse_log_time(time_text)
-        except ValueError:
-            return None
+        seconds = time_text[18:20]
+        if (
+            time_text[:17] == self._minute_text
+            and time_text[20:] == self._zone_text
+            and time_text[17:18] == ":"
+            and seconds.isdigit()
+            and seconds.isascii()
+        ):  # the minute of the line before (``parse_log_time`` gives the same)
+            ts = float(self._minute_start + int(seconds))
+        else:
+            try:
+                ts = parse_log_time(time_text)
+            except ValueError:
+                return None
+            self._minute_text, self._zone_text = time_text[:17], time_text[20:]
+            self._minute_start = int(ts) - int(seconds)
         request = self._lines.get((method, target, status))
         if request is None:
             path = request_path(target)[:1024]
