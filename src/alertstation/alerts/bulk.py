@@ -235,6 +235,108 @@ _INSERT_CHILDREN = {
 }
 Key = tuple[str, str]
 
+#: Rows per multi-row ``INSERT ... VALUES ... RETURNING`` of new alerts (their 28 columns stay
+#: far under the bound-parameter limits of SQLite and PostgreSQL).
+_ROWS_PER_INSERT = 500
+
+
+class _RowInsert:
+    """Insert rows given as tuples in ``columns`` order through the driver, bound as SQLAlchemy
+    binds them.
+
+    SQLAlchemy's executemany builds and processes a parameter dict per row; here each column's
+    bind processor (the one SQLAlchemy itself would use on this dialect) runs once per distinct
+    value, and the driver gets plain tuples. The stored values are the same as an ``insert()``
+    of the same rows stores (``tests/alerts/test_bulk_writes.py`` compares them column by column).
+    """
+
+    def __init__(self, table: Any, columns: Sequence[str], dialect: Any) -> None:
+        self._quote = quote = dialect.identifier_preparer.quote
+        self._names = [quote(c) for c in columns]
+        self.width = len(columns)
+        self.mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        self.head = f"INSERT INTO {quote(table.name)} ({', '.join(self._names)}) "
+        self.row = "(" + ", ".join([self.mark] * self.width) + ")"
+        self.processors = [
+            (i, processor)
+            for i, name in enumerate(columns)
+            for processor in [table.c[name].type.dialect_impl(dialect).bind_processor(dialect)]
+            if processor is not None
+        ]
+
+    def bound(self, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """The rows with every value passed through its column's bind processor."""
+        if not self.processors:
+            return rows
+        columns = [list(column) for column in zip(*rows, strict=True)] if rows else []
+        for i, processor in self.processors:
+            seen: dict[Any, Any] = {}  # a batch repeats its times: each is formatted once
+            values = columns[i]
+            for j, value in enumerate(values):
+                key = (type(value), value)
+                done = seen.get(key, _MISSING)
+                if done is _MISSING:
+                    done = seen[key] = processor(value)
+                values[j] = done
+        return list(zip(*columns, strict=True))
+
+    def many(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` with the driver's executemany."""
+        if rows:
+            conn.exec_driver_sql(f"{self.head}VALUES {self.row}", self.bound(rows))
+
+    def returning_ids(
+        self, conn: Connection, rows: list[tuple[Any, ...]], key: tuple[int, int]
+    ) -> list[int]:
+        """Insert ``rows`` in multi-row statements; return their new ids in row order.
+
+        ``key`` names the positions of two text columns that tell the rows apart (an alert's
+        sender and identifier, unique within a batch); each statement returns them with the id,
+        so no order of returned rows is assumed.
+        """
+        first, second = key
+        names = f"{self._quote('id')}, {self._names[first]}, {self._names[second]}"
+        ids: list[int] = []
+        bound = self.bound(rows)
+        for start in range(0, len(bound), _ROWS_PER_INSERT):
+            part = bound[start : start + _ROWS_PER_INSERT]
+            sql = f"{self.head}VALUES {', '.join([self.row] * len(part))} RETURNING {names}"
+            flat = tuple(value for row in part for value in row)
+            found = {(a, b): int(i) for i, a, b in conn.exec_driver_sql(sql, flat)}
+            if len(found) != len(part):
+                raise ValueError("rows of one insert share their key; cannot tell their ids")
+            ids += [found[(row[first], row[second])] for row in part]
+        return ids
+
+
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=32)
+def _row_insert(table_name: str, columns: tuple[str, ...], dialect: Any) -> _RowInsert:
+    tables = {t.name: t for t in (cap_alerts, *_CHILD_TABLES)}
+    return _RowInsert(tables[table_name], columns, dialect)
+
+
+def _native_writes(conn: Connection) -> bool:
+    """Tell whether rows can go through ``_RowInsert`` (a driver whose placeholders it knows)."""
+    return conn.dialect.paramstyle in ("qmark", "format", "pyformat")
+
+
+_CHILD_TABLES = (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
+_ALERT_COLUMNS = (
+    *_ALERT_FIELDS, "state", "cancelled_at", "signature_status", "signature_reason", "in_area",
+    "stored_area", "match_code", "match_geometry", "explicit", "received_at", "updated_at",
+)  # fmt: skip
+_ALERT_KEY = (_ALERT_COLUMNS.index("sender"), _ALERT_COLUMNS.index("identifier"))
+_GEOCODE_COLUMNS = ("alert_id", "code_id")
+_REF_COLUMNS = ("alert_id", "ref_sender", "ref_identifier", "ref_sent")
+_VTEC_COLUMNS = (
+    "alert_id", "position", "product_class", "action", "office", "phenomenon", "significance",
+    "etn", "year", "begin", "end", "chain_terminal",
+)  # fmt: skip
+_QUEUE_COLUMNS = ("alert_id", "event_code", "queued_at", "state", "reason")
+
 
 @dataclass(slots=True)
 class _Facts:
@@ -532,23 +634,20 @@ class _Batch:
         real: dict[int, int] = {}
         if self.new:
             rows = [
-                {
-                    **{name: getattr(item.alert, name) for name in _ALERT_FIELDS},
-                    "state": item.facts.state,
-                    "cancelled_at": item.facts.cancelled_at,
-                    "signature_status": item.alert.signature.status,
-                    "signature_reason": item.alert.signature.reason,
-                    "in_area": item.facts.in_area,
-                    "stored_area": item.stored_area,
-                    "match_code": item.match_code,
-                    "match_geometry": item.match_geometry,
-                    "explicit": item.explicit,
-                    "received_at": now,
-                    "updated_at": now,
-                }
+                (
+                    *[getattr(item.alert, name) for name in _ALERT_FIELDS],
+                    item.facts.state, item.facts.cancelled_at, item.alert.signature.status,
+                    item.alert.signature.reason, item.facts.in_area, item.stored_area,
+                    item.match_code, item.match_geometry, item.explicit, now, now,
+                )
                 for item in self.new
-            ]
-            ids = conn.execute(_INSERT_ALERTS, rows).scalars()
+            ]  # fmt: skip
+            if _native_writes(conn):
+                writer = _row_insert(cap_alerts.name, _ALERT_COLUMNS, conn.dialect)
+                ids: Iterable[int] = writer.returning_ids(conn, rows, _ALERT_KEY)
+            else:
+                dicts = [dict(zip(_ALERT_COLUMNS, row, strict=True)) for row in rows]
+                ids = conn.execute(_INSERT_ALERTS, dicts).scalars()
             real = {item.facts.id: int(i) for item, i in zip(self.new, ids, strict=True)}
         with _pipeline(conn):
             self._write_rest(real)
@@ -589,46 +688,42 @@ class _Batch:
             )
 
     def _insert_children(self, real: dict[int, int]) -> None:
-        geocodes, refs, vtec = [], [], []
+        geocodes: list[tuple[Any, ...]] = []
+        refs: list[tuple[Any, ...]] = []
+        vtec: list[tuple[Any, ...]] = []
+        terminal = self.terminal
         for item in self.new:
             alert_id = real[item.facts.id]
-            geocodes += [{"alert_id": alert_id, "code_id": c} for c in item.code_ids]
-            sent_of = {(r.sender, r.identifier): r.sent for r in item.alert.references}
-            refs += [
-                {"alert_id": alert_id, "ref_sender": s, "ref_identifier": i, "ref_sent": t}
-                for (s, i), t in sent_of.items()
-            ]
+            geocodes += [(alert_id, c) for c in item.code_ids]
+            if item.alert.references:
+                sent_of = {(r.sender, r.identifier): r.sent for r in item.alert.references}
+                refs += [(alert_id, s, i, t) for (s, i), t in sent_of.items()]
             vtec += [
-                {
-                    "alert_id": alert_id,
-                    "position": position,
-                    "product_class": v.product_class,
-                    "action": v.action,
-                    "office": key[0],
-                    "phenomenon": key[1],
-                    "significance": key[2],
-                    "etn": key[3],
-                    "year": key[4],
-                    "begin": v.begin,
-                    "end": v.end,
-                    "chain_terminal": key in self.terminal,
-                }
+                (
+                    alert_id, position, v.product_class, v.action, *key, v.begin, v.end,
+                    key in terminal,
+                )
                 for position, (v, key) in enumerate(
                     zip(item.alert.vtec, item.facts.keys, strict=True)
                 )
-            ]
-        for table, rows in (
-            (cap_alert_geocodes, geocodes),
-            (cap_alert_refs, refs),
-            (cap_alert_vtec, vtec),
+            ]  # fmt: skip
+        queue = [
+            (real[e["alert_id"]], e["event_code"], e["queued_at"], e["state"], e["reason"])
+            for e in self.queue
+        ]
+        for table, columns, rows in (
+            (cap_alert_geocodes, _GEOCODE_COLUMNS, geocodes),
+            (cap_alert_refs, _REF_COLUMNS, refs),
+            (cap_alert_vtec, _VTEC_COLUMNS, vtec),
+            (eas_forward_queue, _QUEUE_COLUMNS, queue),
         ):
-            if rows:
-                self.conn.execute(_INSERT_CHILDREN[table.name], rows)
-        if self.queue:
-            self.conn.execute(
-                _INSERT_CHILDREN[eas_forward_queue.name],
-                [{**entry, "alert_id": real[entry["alert_id"]]} for entry in self.queue],
-            )
+            if not rows:
+                continue
+            if _native_writes(self.conn):
+                _row_insert(table.name, columns, self.conn.dialect).many(self.conn, rows)
+            else:
+                dicts = [dict(zip(columns, row, strict=True)) for row in rows]
+                self.conn.execute(_INSERT_CHILDREN[table.name], dicts)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ A P-VTEC string names one event of one forecast office and what this product doe
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -130,14 +131,22 @@ def parse_vtec_strings(values: str | Iterable[str]) -> tuple[Vtec, ...]:
 def _parse_time(text: str, whole: str) -> datetime | None:
     if text == ZERO_TIME:
         return None
-    # The outer pattern guarantees the shape yymmddThhnnZ (ASCII digits).
     try:
-        return datetime(
-            2000 + int(text[0:2]), int(text[2:4]), int(text[4:6]), int(text[7:9]),
-            int(text[9:11]), tzinfo=UTC,
-        )  # fmt: skip
+        return _time_of(text)
     except ValueError as ex:
         raise ValueError(f"P-VTEC {whole!r}: impossible time {text!r} ({ex})") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_of(text: str) -> datetime:
+    """The time of a ``yymmddThhnnZ`` text (the outer pattern guarantees its ASCII digits).
+
+    Kept per text: the strings of one event repeat the same begin and end across its products.
+    """
+    return datetime(
+        2000 + int(text[0:2]), int(text[2:4]), int(text[4:6]), int(text[7:9]), int(text[9:11]),
+        tzinfo=UTC,
+    )  # fmt: skip
 
 
 def _format_time(value: datetime | None) -> str:
