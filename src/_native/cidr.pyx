@@ -396,13 +396,62 @@ cdef extern from *:
         if (!cidr_fast_ipv6(src, v, (int)length, hi, lo)) return 0;
         return (*hi == 0 && (*lo >> 32) == 0xFFFF) ? 4 : 6;
     }
+    /* A plain dotted quad only (1 and its 32-bit value, else 0): the IPv4 part of
+       cidr_fast_parse alone, for a run of texts sorted as IPv4. */
+    static inline int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) {
+        unsigned char b[16];
+        const unsigned char *src = (const unsigned char *)text;
+        uint64_t v4;
+        __m128i v;
+        if (length < 7 || length > 15) return 0;
+        if (((uintptr_t)text & 4095u) > 4096u - 16u) {
+            memset(b, 0, sizeof b);
+            memcpy(b, text, (size_t)length);
+            src = b;
+        }
+        v = _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
+                          _mm_cmpgt_epi8(_mm_set1_epi8((char)length),
+                                         _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                       12, 13, 14, 15)));
+        if (!cidr_fast_ipv4(v, (int)length, &v4)) return 0;
+        *value = (uint32_t)v4;
+        return 1;
+    }
+    /* IPv6 text without a dotted tail only (1, else 0; a mapped IPv4 address comes out as
+       its key): the IPv6 part of cidr_fast_parse alone, for a run of texts sorted as IPv6. */
+    static inline int cidr_fast_parse6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+        unsigned char b[48];
+        const unsigned char *src = (const unsigned char *)text;
+        __m128i v;
+        if (length < 2 || length > 39) return 0;
+        if (((uintptr_t)text & 4095u) > 4096u - 48u) {
+            memset(b, 0, sizeof b);
+            memcpy(b, text, (size_t)length);
+            src = b;
+        }
+        v = _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
+                          _mm_cmpgt_epi8(_mm_set1_epi8((char)length),
+                                         _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                       12, 13, 14, 15)));
+        return cidr_fast_ipv6(src, v, (int)length, hi, lo);
+    }
     #else
     static inline int cidr_fast_parse(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+        return 0;
+    }
+    static inline int cidr_fast_parse6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+        return 0;
+    }
+    static inline int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) {
         return 0;
     }
     #endif
     """
     int cidr_fast_parse(
+        const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
+    ) noexcept nogil
+    int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) noexcept nogil
+    int cidr_fast_parse6(
         const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
     ) noexcept nogil
 
@@ -1017,11 +1066,19 @@ cdef class PrefixTable:
                     n4, n6 = _place(family, i, n, hi, lo, key, v4, found, labels, n4, n6)
             for k in range(c4):
                 j = pick4[k]
-                family = _parse_text(texts[j], lengths[j], &hi, &lo)
-                n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
+                found[n4] = <int32_t>(start + j)
+                labels[start + j] = 0
+                if cidr_fast_parse4(texts[j], lengths[j], &v4[n4]):
+                    n4 += 1
+                else:
+                    family = _parse_text(texts[j], lengths[j], &hi, &lo)
+                    n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
             for k in range(c6):
                 j = pick6[k]
-                family = _parse_text(texts[j], lengths[j], &hi, &lo)
+                if cidr_fast_parse6(texts[j], lengths[j], &hi, &lo):
+                    family = 4 if hi == 0 and (lo >> 32) == 0xFFFF else 6
+                else:
+                    family = _parse_text(texts[j], lengths[j], &hi, &lo)
                 n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
         with nogil:
             if table.index4 == NULL:
@@ -1037,6 +1094,24 @@ cdef class PrefixTable:
                 for k in range(n - n6, n):
                     labels[found[k]] = _search6(table, key[2 * k], key[2 * k + 1])
         return out
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def contains_many(self, list values):
+        """Return (covered bool[n], refused): ``find_many``'s labels as membership, and how many
+        items it refused (those read False here; the caller decides them)."""
+        labels = self.find_many(values)
+        cdef Py_ssize_t n = labels.shape[0], i, refused = 0
+        out = np.empty(n, dtype=np.bool_)
+        if n == 0:
+            return out, 0
+        cdef const int32_t[::1] label_view = labels
+        cdef uint8_t[::1] out_view = out.view(np.uint8)
+        with nogil:
+            for i in range(n):
+                out_view[i] = label_view[i] >= 0
+                refused += label_view[i] == C_NOT_PARSED
+        return out, refused
 
     def find_keys(self, const uint64_t[:, ::1] keys):
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""

@@ -216,6 +216,11 @@ class ReferencePrefixTable:
         """Return int32 labels for a list of address strings: -1 no match, -2 refused."""
         return np.array([self.find(value) for value in values], dtype=np.int32)
 
+    def contains_many(self, values: list[Any]) -> tuple[npt.NDArray[np.bool_], int]:
+        """Return (covered, refused) like the kernel's: refused items read False."""
+        labels = self.find_many(values)
+        return labels >= 0, int(np.count_nonzero(labels == NOT_PARSED))
+
     def find_keys(self, keys: Keys) -> Labels:
         """Return int32 labels for keys uint64[n, 2]."""
         pairs = np.asarray(keys, dtype=np.uint64).reshape(-1, 2).tolist()
@@ -326,4 +331,9 @@ class BanTable(Generic[E]):
 
     def contains_many(self, addresses: Iterable[str | IPAddress]) -> npt.NDArray[np.bool_]:
         """Return a bool array: whether each address is covered by some entry."""
-        return self.indexes(addresses) >= 0
+        values = addresses if type(addresses) is list else list(addresses)
+        covered: npt.NDArray[np.bool_]
+        covered, refused = self._table.contains_many(values)
+        if refused:  # ipaddress objects, text only ipaddress takes, or not addresses at all
+            return self.indexes(values) >= 0
+        return covered
