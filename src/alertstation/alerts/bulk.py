@@ -19,11 +19,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import operator
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from typing import Any, TypeVar
 
 from sqlalchemy import (
@@ -270,14 +272,16 @@ class _RowInsert:
             return rows
         columns = [list(column) for column in zip(*rows, strict=True)] if rows else []
         for i, processor in self.processors:
-            seen: dict[Any, Any] = {}  # a batch repeats its times: each is formatted once
+            seen: dict[datetime, Any] = {}  # a batch repeats its times: each is bound once
             values = columns[i]
             for j, value in enumerate(values):
-                key = (type(value), value)
-                done = seen.get(key, _MISSING)
-                if done is _MISSING:
-                    done = seen[key] = processor(value)
-                values[j] = done
+                if type(value) is datetime:
+                    done = seen.get(value, _MISSING)
+                    if done is _MISSING:
+                        done = seen[value] = processor(value)
+                    values[j] = done
+                else:
+                    values[j] = processor(value)
         return list(zip(*columns, strict=True))
 
     def many(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -301,7 +305,7 @@ class _RowInsert:
         for start in range(0, len(bound), _ROWS_PER_INSERT):
             part = bound[start : start + _ROWS_PER_INSERT]
             sql = f"{self.head}VALUES {', '.join([self.row] * len(part))} RETURNING {names}"
-            flat = tuple(value for row in part for value in row)
+            flat = tuple(chain.from_iterable(part))
             found = {(a, b): int(i) for i, a, b in conn.exec_driver_sql(sql, flat)}
             if len(found) != len(part):
                 raise ValueError("rows of one insert share their key; cannot tell their ids")
@@ -328,6 +332,7 @@ _ALERT_COLUMNS = (
     *_ALERT_FIELDS, "state", "cancelled_at", "signature_status", "signature_reason", "in_area",
     "stored_area", "match_code", "match_geometry", "explicit", "received_at", "updated_at",
 )  # fmt: skip
+_alert_fields = operator.attrgetter(*_ALERT_FIELDS)
 _ALERT_KEY = (_ALERT_COLUMNS.index("sender"), _ALERT_COLUMNS.index("identifier"))
 _GEOCODE_COLUMNS = ("alert_id", "code_id")
 _REF_COLUMNS = ("alert_id", "ref_sender", "ref_identifier", "ref_sent")
@@ -503,27 +508,35 @@ class _Batch:
     # -- the per-message rules, in memory ------------------------------------------------------
 
     def ingest(
-        self, alert: Alert, matchers: Matchers, *, explicit: bool
+        self,
+        alert: Alert,
+        matchers: Matchers,
+        *,
+        explicit: bool,
+        geocodes: list[str],
+        code_ids: list[int],
     ) -> tuple[str, int | None, str | None, bool, bool]:
-        """Apply one message: return (outcome, id, state, queued, in_area) as ingest_alert."""
+        """Apply one message: return (outcome, id, state, queued, in_area) as ingest_alert.
+
+        ``geocodes`` are the alert's codes sorted, ``code_ids`` their stored ids (the batch
+        encodes every alert's codes in one call).
+        """
         existing = self.by_key.get((alert.sender, alert.identifier))
         if existing is not None:
             return "duplicate", existing, self.state[existing], False, self.in_area[existing]
-        geocodes = sorted(alert.geocodes)
         match = matchers.classify(alert, geocodes)
         in_area, stored_area = match.in_area, match.stored_area
         keys = [vtec.event_key(alert.sent) for vtec in alert.vtec]
         related = self._related(alert, keys)
         if not (explicit or stored_area or related):
             return "ignored", None, None, False, False
-        flat, _offsets = encode_geocode_lists([geocodes])
         alert_id = _ID_BASE + len(self.new)
         refs = list(dict.fromkeys((r.sender, r.identifier) for r in alert.references))
         facts = _Facts(
             alert_id, alert.sender, alert.identifier, alert.sent, alert.msg_type, alert.expires,
             lifecycle.ACTIVE, None, in_area, keys, refs,
         )  # fmt: skip
-        codes = sorted({int(c) for c in flat})
+        codes = sorted(set(code_ids))
         self.new.append(
             _New(facts, alert, codes, stored_area, explicit, match.by_code, match.by_geometry)
         )
@@ -635,7 +648,7 @@ class _Batch:
         if self.new:
             rows = [
                 (
-                    *[getattr(item.alert, name) for name in _ALERT_FIELDS],
+                    *_alert_fields(item.alert),
                     item.facts.state, item.facts.cancelled_at, item.alert.signature.status,
                     item.alert.signature.reason, item.facts.in_area, item.stored_area,
                     item.match_code, item.match_geometry, item.explicit, now, now,
@@ -778,7 +791,19 @@ def ingest_batch(
     if matchers is None:
         key = batch.settings_key
         matchers = current_matchers(conn) if key is None else _matchers_for(conn, key)
-    done = [batch.ingest(alert, matchers, explicit=explicit) for alert in alerts]
+    geocodes = [sorted(alert.geocodes) for alert in alerts]
+    flat, offsets = encode_geocode_lists(geocodes)
+    ids, bounds = flat.tolist(), offsets.tolist()
+    done = [
+        batch.ingest(
+            alert,
+            matchers,
+            explicit=explicit,
+            geocodes=codes,
+            code_ids=ids[bounds[i] : bounds[i + 1]],
+        )
+        for i, (alert, codes) in enumerate(zip(alerts, geocodes, strict=True))
+    ]
     real = batch.write()
     return [
         IngestResult(
