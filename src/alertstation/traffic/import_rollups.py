@@ -21,29 +21,27 @@ when any of these holds:
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from datetime import datetime
+from itertools import compress
 from operator import itemgetter
 from typing import Any
 
-from pyroaring import BitMap
 from sqlalchemy import Connection, Engine, func, select
 
 from alertstation.traffic import rollups
 from alertstation.traffic.rows import ROW_COLUMNS
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.tally import COLUMNS, DAY_SECONDS, DayTotals, accumulate
+from alertstation.traffic.tally import DAY_SECONDS, DayTotals, accumulate_columns
 from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
 _TS = ROW_COLUMNS.index("ts")
 _KEY = ROW_COLUMNS.index("visitor_key")
-_VIEW = ROW_COLUMNS.index("page_view")
-_SIZE = ROW_COLUMNS.index("content_length")
-# A row in ``tally.COLUMNS`` order. Its ``id`` is not known before the insert; ``accumulate``
-# does not read it (it only orders the rows), so the slot holds the hour, and the rows are put
-# in (visitor, time) order by a stable sort of the arrival order, which is the order of the ids.
-_SLIM = itemgetter(*(ROW_COLUMNS.index("hour" if name == "id" else name) for name in COLUMNS))
-_VISITOR_TIME = itemgetter(0, 1)
+# The rows' ids are not known before the insert; ``accumulate_columns`` does not read them (they
+# only order the rows), so the rows are put in (visitor, time) order by a stable sort of the
+# arrival order, which is the order of their ids.
+_VISITOR_TIME = itemgetter(_KEY, _TS)
 # Days tallied in memory at most (a year's log imported at once reads the later days back).
 MAX_DAYS = 100
 
@@ -54,18 +52,16 @@ class ImportRollups:
     def __init__(self) -> None:
         self.open: dict[int, list[tuple[Any, ...]]] = {}  # days whose rows still arrive
         self.tallied: dict[int, DayTotals] = {}
-        self.counts: dict[int, int] = {}  # rows of each day given to the database
+        self.counts: dict[int, int] = {}  # rows of each tallied day given to the database
         self.left: set[int] = set()  # days left to the database path
         self.unchecked: set[int] = set()  # days not yet checked for stored rows
         self.batch_days: set[int] = set()  # days of the batch being gathered
-        # hour -> [hits, page views, bytes, visitor keys]
-        self.hours: dict[int, list[Any]] = {}
+        self.hours: dict[int, dict[int, rollups.Hour]] = {}  # each tallied day's hours
         self.ids: dict[str, int] = {}
 
     def add(self, row: tuple[Any, ...]) -> None:
         """Take one row (``ROW_COLUMNS`` order) about to be written."""
-        ts = row[_TS]
-        day = int(ts // DAY_SECONDS)
+        day = int(row[_TS] // DAY_SECONDS)
         rows = self.open.get(day)
         if rows is None:
             if day in self.left:
@@ -77,24 +73,16 @@ class ImportRollups:
                 self.left.add(day)
                 return
             rows = self.open[day] = []
-            self.counts[day] = 0
             self.unchecked.add(day)
         self.batch_days.add(day)
-        rows.append(_SLIM(row))
-        self.counts[day] += 1
-        hour = self.hours.get(int(ts // 3600))
-        if hour is None:
-            hour = self.hours[int(ts // 3600)] = [0, 0, 0, set()]
-        hour[0] += 1
-        hour[1] += row[_VIEW]
-        hour[2] += row[_SIZE] or 0
-        hour[3].add(row[_KEY])
+        rows.append(row)
 
     def leave(self, day: int) -> None:
         """Leave ``day`` to the database path."""
         self.left.add(day)
         self.open.pop(day, None)
         self.tallied.pop(day, None)
+        self.hours.pop(day, None)
 
     def before_write(self, conn: Connection) -> None:
         """In the batch's transaction, before its insert: leave the new days that have rows."""
@@ -121,10 +109,28 @@ class ImportRollups:
             self.ids.update(visitor_ids(conn, new))
         for day in list(self.open):
             if final or day not in self.batch_days:
-                day_rows = self.open.pop(day)
-                day_rows.sort(key=_VISITOR_TIME)
-                self.tallied[day] = accumulate(day_rows, self.ids)
+                self._tally(day, self.open.pop(day))
         self.batch_days = set()
+
+    def _tally(self, day: int, rows: list[tuple[Any, ...]]) -> None:
+        """Tally the rows of a day, and each of its hours."""
+        rows.sort(key=_VISITOR_TIME)
+        columns = dict(zip(ROW_COLUMNS, zip(*rows, strict=True), strict=True))
+        self.counts[day] = len(rows)
+        self.tallied[day] = accumulate_columns(columns, self.ids)
+        hours = columns["hour"]
+        found = {hour: rollups.Hour(hits) for hour, hits in Counter(hours).items()}
+        for hour, views in Counter(compress(hours, columns["page_view"])).items():
+            found[hour].page_views = views
+        spent: defaultdict[int, int] = defaultdict(int)
+        for hour, size in zip(hours, columns["content_length"], strict=True):
+            if size:
+                spent[hour] += size
+        for hour, size in spent.items():
+            found[hour].bytes = size
+        for hour, key in set(zip(hours, columns["visitor_key"], strict=True)):
+            found[hour].visitors.add(self.ids[key])
+        self.hours[day] = found
 
     def known(self, conn: Connection) -> rollups.Known:
         """Return the tallied days (and their hours) whose stored rows are exactly the ones this
@@ -139,13 +145,9 @@ class ImportRollups:
             if stored != self.counts[day]:
                 continue
             days[day] = totals
+            found = self.hours[day]
             for hour in range(day * 24, day * 24 + 24):
-                found = self.hours.get(hour)
-                if found is None:
-                    hours[hour] = rollups.Hour()
-                    continue
-                hits, views, size, keys = found
-                hours[hour] = rollups.Hour(hits, views, size, BitMap(self.ids[k] for k in keys))
+                hours[hour] = found.get(hour) or rollups.Hour()
         return rollups.Known(hours, days)
 
     def finish(self, engine: Engine, now: datetime) -> int:

@@ -8,7 +8,7 @@ at a gap of over ``VISIT_GAP`` and at midnight UTC (``docs/traffic.md``).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -46,7 +46,6 @@ COLUMNS: Final[tuple[str, ...]] = (
     "file_type",
     "ip_version",
 )
-_AT = {name: index for index, name in enumerate(COLUMNS)}
 
 # Every grouped list: its key columns and which rows it counts (None: every row). A row whose
 # first key column is empty is left out of that list.
@@ -196,20 +195,29 @@ def _profile_tallies(
     return tallies
 
 
-def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
+def accumulate(rows: Sequence[Sequence[Any]], ids: Mapping[str, int]) -> DayTotals:
     """Return the totals of ``rows`` (``COLUMNS`` order, sorted by visitor, time and id).
 
     Visits are split at gaps over ``VISIT_GAP`` and at midnight UTC.
     """
-    totals = DayTotals()
     if not rows:
+        return DayTotals()
+    return accumulate_columns(dict(zip(COLUMNS, zip(*rows, strict=True), strict=True)), ids)
+
+
+def accumulate_columns(columns: Mapping[str, Sequence[Any]], ids: Mapping[str, int]) -> DayTotals:
+    """Return the totals of the rows given as ``columns`` (every name of ``COLUMNS`` but ``id``
+    to the values of the rows, sorted by visitor, time and id): ``accumulate`` for rows
+    already split into columns."""
+    totals = DayTotals()
+    keys = columns["visitor_key"]
+    if not keys:
         return totals
-    columns = list(zip(*rows, strict=True))
-    visitors = [ids[key] for key in columns[_AT["visitor_key"]]]
-    sizes = [size or 0 for size in columns[_AT["content_length"]]]
+    visitors = list(map(ids.__getitem__, keys))
+    sizes = [size or 0 for size in columns["content_length"]]
     profiles = [
         _profile_tallies(
-            list(zip(*(columns[_AT[name]] for name in profile), strict=True)), visitors, sizes
+            list(zip(*(columns[name] for name in profile), strict=True)), visitors, sizes
         )
         for profile in PROFILES
     ]
@@ -219,15 +227,14 @@ def accumulate(rows: Sequence[Sequence[Any]], ids: dict[str, int]) -> DayTotals:
             key = tuple(value[i] for i in positions)
             if key[0] is not None and _kept(kind, value[where] if kind else None):
                 merge(own, key, Tally(tally.hits, tally.bytes, visitors=BitMap(tally.visitors)))
-    _visits(totals, rows)
-    _errors_timings_logins(totals, rows, visitors)
+    _visits(totals, columns)
+    _errors_timings_logins(totals, columns, visitors)
     return totals
 
 
-def _visits(totals: DayTotals, rows: Sequence[Sequence[Any]]) -> None:
+def _visits(totals: DayTotals, columns: Mapping[str, Sequence[Any]]) -> None:
     entries: Counter[tuple[Any, ...]] = Counter()
     exits: Counter[tuple[Any, ...]] = Counter()
-    at_key, at_ts, at_path, at_view = _AT["visitor_key"], _AT["ts"], _AT["path"], _AT["page_view"]
     visitor: str | None = None
     start = last = 0.0
     requests = 0
@@ -241,20 +248,17 @@ def _visits(totals: DayTotals, rows: Sequence[Sequence[Any]]) -> None:
             entries[(entry,)] += 1
             exits[(exit_page,)] += 1
 
-    for row in rows:
-        ts = row[at_ts]
-        if (
-            row[at_key] != visitor
-            or ts - last > VISIT_GAP
-            or ts // DAY_SECONDS != last // DAY_SECONDS
-        ):
+    for key, ts, path, page_view in zip(
+        columns["visitor_key"], columns["ts"], columns["path"], columns["page_view"], strict=True
+    ):
+        if key != visitor or ts - last > VISIT_GAP or ts // DAY_SECONDS != last // DAY_SECONDS:
             if requests:
                 close()
-            visitor, start, requests, entry, exit_page = row[at_key], ts, 0, None, None
+            visitor, start, requests, entry, exit_page = key, ts, 0, None, None
         requests += 1
         last = ts
-        if row[at_view]:
-            exit_page = row[at_path]
+        if page_view:
+            exit_page = path
             if entry is None:
                 entry = exit_page
     if requests:
@@ -264,28 +268,38 @@ def _visits(totals: DayTotals, rows: Sequence[Sequence[Any]]) -> None:
 
 
 def _errors_timings_logins(
-    totals: DayTotals, rows: Sequence[Sequence[Any]], visitors: list[int]
+    totals: DayTotals, columns: Mapping[str, Sequence[Any]], visitors: list[int]
 ) -> None:
-    at = _AT
     errors, timings = totals.lists[ERRORS], totals.lists[TIMINGS]
     logins, failures = totals.lists[LOGINS], totals.lists[LOGIN_FAILURES]
-    for row, visitor in zip(rows, visitors, strict=True):
-        status, path = row[at["status"]], row[at["path"]]
+    for status, path, method, address, ms, size, visitor in zip(
+        columns["status"],
+        columns["path"],
+        columns["method"],
+        columns["client_ip"],
+        columns["response_ms"],
+        columns["content_length"],
+        visitors,
+        strict=True,
+    ):
         if status >= 400:
-            key = (row[at["client_ip"]], path, status)
-            errors.setdefault(key, Tally()).hits += 1
-        ms = row[at["response_ms"]]
+            tally = errors.get((address, path, status))
+            if tally is None:
+                tally = errors[(address, path, status)] = Tally()
+            tally.hits += 1
         if ms is not None:
-            tally = timings.setdefault((row[at["method"]], path), Tally())
+            tally = timings.get((method, path))
+            if tally is None:
+                tally = timings[(method, path)] = Tally()
             tally.hits += 1
             tally.total_ms += ms
             tally.max_ms = ms if tally.max_ms is None else max(tally.max_ms, ms)
-        if path == LOGIN_PATH and row[at["method"]] == "POST":
+        if path == LOGIN_PATH and method == "POST":
             logins.setdefault((status,), Tally()).hits += 1
             if status >= 400:
-                tally = failures.setdefault((row[at["client_ip"]],), Tally())
+                tally = failures.setdefault((address,), Tally())
                 tally.hits += 1
-                tally.bytes += row[at["content_length"]] or 0
+                tally.bytes += size or 0
                 tally.visitors.add(visitor)
 
 
