@@ -206,14 +206,16 @@ def test_a_failed_write_is_counted_and_the_flusher_carries_on(tmp_path: Any) -> 
 
 
 def test_a_broken_recorder_never_fails_the_request(
-    station: Station, monkeypatch: pytest.MonkeyPatch
+    station: Station, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def explode(seen: Observed) -> None:
-        raise RuntimeError("buffer gone")
-
-    monkeypatch.setattr(station.app.traffic, "capture", explode)
-    result = station.client.simulate_get("/healthz", remote_addr="203.0.113.9")
+    # Rules that are no rules: the middleware fails inside, logs it, and the request goes on.
+    cache = station.app.traffic.settings
+    monkeypatch.setattr(cache, "state", (float("inf"), TrafficSettings(), 42))
+    with caplog.at_level("ERROR", logger="alertstation.traffic"):
+        result = station.client.simulate_get("/healthz", remote_addr="203.0.113.9")
     assert result.status_code == 200
+    assert "request not recorded (TypeError)" in caplog.text
+    assert station.app.traffic.pending() == 0
 
 
 def test_the_background_flusher_writes_without_being_asked(

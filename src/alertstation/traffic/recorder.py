@@ -1,10 +1,12 @@
 """The request recorder: a middleware, a bounded in-process buffer and a background flusher.
 
-``TrafficMiddleware.process_response`` decides from the cached settings whether the request is
+``TrafficMiddleware.process_response`` (its tap: the compiled ``alertstation._native.traffic_tap``
+when built, else its twin ``PyTap``) decides from the cached settings whether the request is
 recorded (collection on, not internal, not a skipped path, API toggle, authenticated-only,
 bots), masks the address when ``anonymize_ip`` is on, and appends what it saw to the recorder's
 buffer as one plain tuple (the fields of ``Observed``, in order). That is all a request pays: no
-database, no parsing, no object built. The flusher thread takes the buffer about every second
+database, no parsing, no object built, one clock reading for the settings (well under a
+microsecond in all). The flusher thread takes the buffer about every second
 (sooner once ``batch`` rows wait), turns the tuples into ``Observed``, enriches the rows (user
 agent, language, GeoIP) and writes each batch as one multi-row INSERT.
 
@@ -24,9 +26,11 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from types import ModuleType
+from typing import Any, Final
 
 import falcon
+from falcon.util.misc import http_status_to_code
 from falcon.util.uri import parse_host
 from sqlalchemy import Engine
 
@@ -34,6 +38,7 @@ from alertstation.context import Station
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
+from alertstation.kernel_loader import load_kernel
 from alertstation.security.geoip.lookup import locator_for
 from alertstation.traffic import addresses, classify, rollups
 from alertstation.traffic.agents import parse_agent
@@ -109,14 +114,18 @@ class TrafficRecorder:
         pending = self._pending
         waiting = len(pending)
         if waiting >= self.capacity:
-            with self._count_lock:
-                self.dropped += 1
+            self.count_dropped()
             return
         pending.append(seen)
-        if waiting + 1 >= self.batch:
-            self._wake.set()
+        if waiting + 1 == self.batch:
+            self._wake.set()  # once, as the batch fills (the flusher then takes all there is)
         if not self._running:
             self._start()
+
+    def count_dropped(self, rows: int = 1) -> None:
+        """Count rows dropped (a full buffer, a failed write)."""
+        with self._count_lock:
+            self.dropped += rows
 
     def pending(self) -> int:
         """Return how many observations wait for the flusher."""
@@ -159,8 +168,7 @@ class TrafficRecorder:
                 # Rows of an hour already rolled up (flushed just after the hour turned).
                 rollups.invalidate_from(conn, min(row["hour"] for row in rows))
         except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
-            with self._count_lock:
-                self.dropped += len(chunk)
+            self.count_dropped(len(chunk))
             log.error("traffic rows not written (%s): %d dropped", type(ex).__name__, len(chunk))
             return 0
         self.written += len(rows)
@@ -221,15 +229,24 @@ class _BatchLocator:
 def _observed(seen: Observed | tuple[Any, ...]) -> Observed:
     """Return the ``Observed`` of a queued observation (a tuple of its fields, or itself).
 
-    The middleware queues the Host header as sent (or the server name without one): its port
-    is taken off here, as ``req.host`` does, off the request's path.
+    The middleware queues the response's status as Falcon holds it (a code, a status line or
+    an ``HTTPStatus``; ``resp.status_code`` is taken here) and the Host header as sent (or the
+    server name without one): its port is taken off here, as ``req.host`` does, off the
+    request's path.
     """
     if type(seen) is not tuple:
         return seen  # type: ignore[return-value]
+    status = seen[3]
+    if type(status) is not int:
+        try:
+            status = http_status_to_code(status)
+        except ValueError:
+            status = 500  # Falcon answers a status it cannot read with a 500
+
     host = seen[11]
     if host is not None:
         host = parse_host(host)[0]
-    return Observed(*seen[:11], host)  # type: ignore[arg-type]
+    return Observed(*seen[:3], status, *seen[4:11], host)  # type: ignore[arg-type]
 
 
 def _forked() -> None:
@@ -304,16 +321,34 @@ def _is_internal(client_ip: str) -> bool:
 
 
 class TrafficMiddleware:
-    """Record every answered request into the recorder's buffer (never raises)."""
+    """Record every answered request into the recorder's buffer (never raises).
+
+    Its ``process_response`` is the tap's (``Tap``: the compiled ``alertstation._native.
+    traffic_tap`` when built, else ``PyTap``), which Falcon calls directly.
+    """
 
     def __init__(self, recorder: TrafficRecorder) -> None:
         self.recorder = recorder
-        self._settings = recorder.settings.get
         clock = recorder.clock
         # Seconds since the epoch from the recorder's clock (the plain system clock is quicker).
-        self._now: Callable[[], float] = (
-            time.time if clock is utcnow else lambda: clock().timestamp()
+        now: Callable[[], float] = time.time if clock is utcnow else lambda: clock().timestamp()
+        self.tap = Tap(
+            recorder.settings,
+            recorder.settings.monotonic,
+            now,
+            recorder,
+            recorder._pending,
+            _internal,
+            _is_internal,
+            _is_bot,
+            _masked,
+            _body_length,
+            time.perf_counter,
+            _not_recorded,
+            falcon.Request,
+            falcon.Response,
         )
+        self.process_response = self.tap.process_response  # type: ignore[method-assign]
 
     @classmethod
     def for_station(cls, station: Station) -> TrafficMiddleware:
@@ -330,61 +365,159 @@ class TrafficMiddleware:
     def process_response(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
-        try:
-            settings = self._settings()
-            if settings.enabled:
-                self._record(req, resp, settings)
-        except Exception as ex:  # noqa: BLE001  (recording must never fail a request)
-            log.error("request not recorded (%s)", type(ex).__name__)
+        """Falcon's response hook (each instance answers with its tap's)."""
+        self.tap.process_response(req, resp, resource, req_succeeded)
 
-    def _record(
-        self, req: falcon.Request, resp: falcon.Response, settings: TrafficSettings
+
+class PyTap:
+    """The request side of recording: decide from the settings, queue the request's fields.
+
+    The pure-Python twin of ``alertstation._native.traffic_tap.Tap`` (same arguments, same
+    rules in the same order, same fields queued; a test holds them equal). ``should_record``'s
+    rules run inline with no further Python call on the common path: the settings from the
+    cache's ``state`` (a clock reading), the rules as one tuple
+    (``TrafficSettings.record_rules``), the fields straight from the WSGI environ and the
+    request context, and the recorder's buffer appended to in place (what
+    ``TrafficRecorder.capture`` does). The status is queued as Falcon holds it; the flusher
+    turns it into a code. The rare paths are the callbacks: ``is_internal`` (an address not
+    in the ``internal`` dict yet), ``is_bot``, ``mask``, ``body_length`` (a body that is not
+    plain bytes), and ``on_error`` for anything raised. The buffer's capacity and batch are
+    the recorder's when the tap is built.
+    """
+
+    def __init__(
+        self,
+        cache: TrafficSettingsCache,
+        monotonic: Callable[[], float],
+        now: Callable[[], float],
+        recorder: TrafficRecorder,
+        pending: deque[Any],
+        internal: dict[str, bool],
+        is_internal: Callable[[str], bool],
+        is_bot: Callable[[str], bool],
+        mask: Callable[[str], str],
+        body_length: Callable[[falcon.Response], int | None],
+        perf_counter: Callable[[], float],
+        on_error: Callable[[Exception], None],
+        plain_request: type | None = None,
+        plain_response: type | None = None,
     ) -> None:
-        # should_record's rules, in its order, without the call.
-        # The request context's attributes as a dict: a missing one costs no AttributeError.
-        context = vars(req.context)
-        env = req.env  # headers as ``req.get_header`` reads them, straight from the environ
-        signed_in = context.get("user") is not None
-        if settings.authenticated_only and not signed_in:
-            return
-        path = req.path
-        if not settings.log_api_requests and (path.startswith(_API_PREFIX) or path == _API_ROOT):
-            return  # classify.is_api(path)
-        skip_paths = settings.skip_paths
-        if skip_paths and path.startswith(
-            skip_paths if isinstance(skip_paths, tuple) else tuple(skip_paths)
-        ):
-            return
-        # req.remote_addr, which is 127.0.0.1 without REMOTE_ADDR
-        client_ip = context.get("client_ip") or env.get("REMOTE_ADDR", "127.0.0.1") or "0.0.0.0"
-        if settings.exclude_internal and _is_internal(client_ip):
-            return
-        user_agent = env.get("HTTP_USER_AGENT")
-        if settings.exclude_bots and user_agent and parse_agent(user_agent).is_bot:
-            return
-        if settings.anonymize_ip:
-            try:
-                client_ip = addresses.mask_address(client_ip)
-            except ValueError:
-                client_ip = "0.0.0.0"
-        started = context.get("started")
-        # The fields of ``Observed``, in order (the Host header as sent): the flusher builds it.
-        self.recorder.capture(
-            (
-                self._now(),
-                req.method,
-                path,
-                resp.status_code,
-                (time.perf_counter() - started) * 1000 if started else None,
-                _body_length(resp),
-                client_ip,
-                user_agent,
-                env.get("HTTP_REFERER"),
-                env.get("HTTP_ACCEPT_LANGUAGE"),
-                signed_in,
-                env.get("HTTP_HOST") or env.get("SERVER_NAME"),
+        self.cache = cache
+        self.monotonic = monotonic
+        self.now = now
+        self.recorder = recorder
+        self.pending = pending
+        # The buffer's bounds as the recorder had them when the tap was built.
+        self.capacity = recorder.capacity
+        self.batch = recorder.batch
+        # Falcon's own Request and Response: the compiled tap reads their slots directly.
+        self.plain_request = plain_request
+        self.plain_response = plain_response
+        self.internal = internal
+        self.is_internal = is_internal
+        self.is_bot = is_bot
+        self.mask = mask
+        self.body_length = body_length
+        self.perf_counter = perf_counter
+        self.on_error = on_error
+
+    def process_response(  # noqa: C901  (should_record's rules inline: one call per request)
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        """Falcon's response hook: queue the request's fields when the settings record it."""
+        try:
+            valid_until, _, rules = self.cache.state
+            if self.monotonic() >= valid_until:
+                rules = self.cache.get().record_rules
+            if rules is None:
+                return  # collection off
+            # should_record's rules, in its order, without the call.
+            authenticated_only, log_api, skip_paths, exclude_internal, exclude_bots, mask = rules
+            # The request context's attributes, read with a default (a missing one raises
+            # nothing, and the context's attribute dict is not built).
+            context = req.context
+            signed_in = getattr(context, "user", None) is not None
+            if authenticated_only and not signed_in:
+                return
+            path = req.path
+            if not log_api and (path.startswith(_API_PREFIX) or path == _API_ROOT):
+                return  # classify.is_api(path)
+            if skip_paths and path.startswith(skip_paths):
+                return
+            env = req.env  # headers as ``req.get_header`` reads them, straight from the environ
+            # req.remote_addr, which is 127.0.0.1 without REMOTE_ADDR
+            client_ip = context.get("client_ip") or env.get("REMOTE_ADDR", "127.0.0.1") or "0.0.0.0"
+            if exclude_internal:
+                internal = self.internal.get(client_ip)
+                if internal is None:
+                    internal = self.is_internal(client_ip)
+                if internal:
+                    return
+            user_agent = env.get("HTTP_USER_AGENT")
+            if exclude_bots and user_agent and self.is_bot(user_agent):
+                return
+            if mask:
+                client_ip = self.mask(client_ip)
+            started = getattr(context, "started", None)
+            # The body's size, as render_body() would give it (text, else data, else media).
+            if resp.stream is None and resp.text is None:
+                data = resp.data
+                length = len(data) if data is not None else self.body_length(resp)
+            else:
+                length = self.body_length(resp)
+            # TrafficRecorder.capture, inline.
+            recorder = self.recorder
+            pending = self.pending
+            waiting = len(pending)
+            if waiting >= self.capacity:
+                recorder.count_dropped()
+                return
+            # The fields of ``Observed``, in order (the status as Falcon holds it, the Host
+            # header as sent): the flusher builds the ``Observed``.
+            pending.append(
+                (
+                    self.now(),
+                    req.method,
+                    path,
+                    resp.status,
+                    (self.perf_counter() - started) * 1000 if started else None,
+                    length,
+                    client_ip,
+                    user_agent,
+                    env.get("HTTP_REFERER"),
+                    env.get("HTTP_ACCEPT_LANGUAGE"),
+                    signed_in,
+                    env.get("HTTP_HOST") or env.get("SERVER_NAME"),
+                )
             )
-        )
+            if waiting + 1 == self.batch:
+                recorder._wake.set()
+            if not recorder._running:
+                recorder._start()
+        except Exception as ex:  # noqa: BLE001  (recording must never fail a request)
+            self.on_error(ex)
+
+
+_native: ModuleType | None = load_kernel("traffic_tap")
+HAS_NATIVE: Final[bool] = _native is not None
+Tap: Any = _native.Tap if _native is not None else PyTap
+
+
+def _is_bot(user_agent: str) -> bool:
+    """Whether the user agent parser calls ``user_agent`` a bot (``exclude_bots``)."""
+    return parse_agent(user_agent).is_bot
+
+
+def _not_recorded(ex: Exception) -> None:
+    log.error("request not recorded (%s)", type(ex).__name__)
+
+
+def _masked(client_ip: str) -> str:
+    """The address as ``anonymize_ip`` stores it (0.0.0.0 when it is no address)."""
+    try:
+        return addresses.mask_address(client_ip)
+    except ValueError:
+        return "0.0.0.0"
 
 
 def _body_length(resp: falcon.Response) -> int | None:
@@ -392,6 +525,12 @@ def _body_length(resp: falcon.Response) -> int | None:
     if resp.stream is not None:
         length = resp.content_length
         return int(length) if length is not None else None
+    text = resp.text
+    if text is not None:
+        return len(text) if text.isascii() else len(text.encode())
+    data = resp.data
+    if data is not None:
+        return len(data)
     try:
         body = resp.render_body()
     except Exception:  # noqa: BLE001  (Falcon reports a bad body itself)

@@ -3,7 +3,9 @@
 One row (id 1) of ``traffic_analytics_settings``; a fresh database runs on ``TrafficSettings()``.
 ``TrafficSettingsCache`` follows the ``traffic`` generation (re-read at most once a second), so
 the recorder's middleware never queries for them, and keeps the last good settings while the
-database is down.
+database is down. Its ``state`` (valid-until time, settings) lets a hot path take the settings
+with one clock reading and no call; ``TrafficSettings.record_rules`` holds the collection rules
+as the recorder applies them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import Connection, Engine, select
@@ -34,6 +37,10 @@ MAX_SKIP_PATHS = 64
 MAX_PATH_LENGTH = 200
 MAX_THRESHOLD = 1_000_000
 _PATH = re.compile(r"^/[A-Za-z0-9._~%/-]*$")
+
+# The recorder's rules (``TrafficSettings.record_rules``): authenticated_only, log_api_requests,
+# skip_paths, exclude_internal, exclude_bots, anonymize_ip.
+RecordRules = tuple[bool, bool, tuple[str, ...], bool, bool, bool]
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,25 @@ class TrafficSettings:
         form = asdict(self)
         form["skip_paths"] = list(self.skip_paths)
         return form
+
+    @cached_property
+    def record_rules(self) -> RecordRules | None:
+        """The request recorder's rules in one tuple, None when collection is off.
+
+        Computed once per settings object (a plain attribute read afterwards): the
+        ``authenticated_only`` switch, whether API calls are recorded, the skip-path prefixes
+        as a tuple, ``exclude_internal``, ``exclude_bots`` and ``anonymize_ip``.
+        """
+        if not self.enabled:
+            return None
+        return (
+            self.authenticated_only,
+            self.log_api_requests,
+            tuple(self.skip_paths),
+            self.exclude_internal,
+            self.exclude_bots,
+            self.anonymize_ip,
+        )
 
 
 FIELD_NAMES = tuple(f.name for f in fields(TrafficSettings))
@@ -172,7 +198,15 @@ def check_skip_paths(value: object) -> tuple[str, ...]:
 
 
 class TrafficSettingsCache(FallbackCache[TrafficSettings]):
-    """Hold the settings in memory; follows the ``traffic`` generation, survives outages."""
+    """Hold the settings in memory; follows the ``traffic`` generation, survives outages.
+
+    ``get()`` reads the stored generation (and the settings when it moved) at most once per
+    ``check_interval`` seconds of ``monotonic``; while the database is down it answers the last
+    good settings and tries again after the same interval. ``state`` is ``(valid_until,
+    settings, settings.record_rules)``: while ``monotonic() < valid_until``, ``settings`` is
+    what ``get()`` answers, so a hot path reads ``state`` and the clock instead of calling
+    ``get()``. ``clear()`` (after a save in this process) ends it at once.
+    """
 
     def __init__(
         self,
@@ -181,15 +215,45 @@ class TrafficSettingsCache(FallbackCache[TrafficSettings]):
         check_interval: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        # The generation is asked on every inner get(): this class decides when to ask.
         super().__init__(
             engine,
             TRAFFIC_GENERATION,
             load_settings,
             TrafficSettings(),
             what="traffic settings",
-            check_interval=check_interval,
+            check_interval=0.0,
             monotonic=monotonic,
         )
+        self.check_interval = check_interval
+        self.monotonic = monotonic
+        first = TrafficSettings()
+        self.state: tuple[float, TrafficSettings, RecordRules | None] = (
+            float("-inf"),
+            first,
+            first.record_rules,
+        )
+        self._refresh_lock = threading.Lock()
+
+    def get(self) -> TrafficSettings:
+        """Return the settings, re-checking the generation when ``check_interval`` has passed."""
+        valid_until, settings, _ = self.state
+        if self.monotonic() < valid_until:
+            return settings
+        with self._refresh_lock:
+            now = self.monotonic()
+            valid_until, settings, _ = self.state
+            if now < valid_until:
+                return settings  # another thread has just checked
+            settings = super().get()  # the last good ones while the database is down
+            self.state = (now + self.check_interval, settings, settings.record_rules)
+            return settings
+
+    def clear(self) -> None:
+        """Reload on the next get() (call after saving in this process)."""
+        with self._refresh_lock:
+            super().clear()
+            self.state = (float("-inf"), *self.state[1:])
 
 
 _caches: weakref.WeakKeyDictionary[Engine, TrafficSettingsCache] = weakref.WeakKeyDictionary()
