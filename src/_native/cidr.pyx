@@ -515,8 +515,32 @@ cdef extern from *:
         x = (w ^ 0x3A3A3A3A3A3A3A3AULL) | ~keep;  /* a zero byte: a colon within the first five */
         return ((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL) != 0;
     }
+    /* Of the four (start, label) pairs of 32-bit words at runs, a bit for each start at or below
+       address, in order. */
+    #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static inline uint32_t cidr_le_mask4(const void *runs, uint32_t address) {
+        __m128 a = _mm_loadu_ps((const float *)runs), b = _mm_loadu_ps((const float *)runs + 4);
+        __m128i starts = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        __m128i bias = _mm_set1_epi32((int)0x80000000u);
+        __m128i above = _mm_cmpgt_epi32(_mm_xor_si128(starts, bias),
+                                        _mm_set1_epi32((int)(address ^ 0x80000000u)));
+        return ~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(above)) & 15u;
+    }
+    #else
+    static inline uint32_t cidr_le_mask4(const void *runs, uint32_t address) {
+        const uint32_t *w = (const uint32_t *)runs;
+        return (uint32_t)(w[0] <= address) | ((uint32_t)(w[2] <= address) << 1)
+            | ((uint32_t)(w[4] <= address) << 2) | ((uint32_t)(w[6] <= address) << 3);
+    }
+    #endif
+    /* The number of bits set in a 4-bit mask. */
+    static inline uint32_t cidr_count4(uint32_t mask) {
+        return (uint32_t)(0x4332322132212110ULL >> (4u * mask)) & 15u;
+    }
     """
     void cidr_prefetch(const void *p) noexcept nogil
+    uint32_t cidr_le_mask4(const void *runs, uint32_t address) noexcept nogil
+    uint32_t cidr_count4(uint32_t mask) noexcept nogil
     int cidr_colon_hint(const char *text, Py_ssize_t length) noexcept nogil
 
 
@@ -735,11 +759,17 @@ ctypedef struct Bucket:
     int32_t label  # that interval's label
 
 
+ctypedef struct Run4:
+    uint32_t start  # the IPv4 address the interval starts at (0 for the one holding 0.0.0.0)
+    int32_t label
+
+
 ctypedef struct Table:
     const uint64_t *bounds  # interval starts as (hi, lo) pairs; the first is zero
     const int32_t *labels
     Py_ssize_t count
     const Bucket *index4  # NULL, or 2**(32 - shift4) + 1 buckets over the IPv4 addresses
+    const Run4 *runs4  # with index4: the intervals over IPv4 by 32-bit start (index4's pos)
     const Bucket *index6  # below base6, then last6 + 1 buckets of 2**shift6 from base6, an end
     int shift4
     int shift6
@@ -760,6 +790,42 @@ cdef inline const Bucket *_bucket(const Table *table, uint64_t hi, uint64_t lo) 
     return table.index6 + 1 + k
 
 
+cdef inline const Bucket *_bucket4(const Table *table, uint32_t address) noexcept nogil:
+    """Return an IPv4 address's bucket (the table has bucket indexes)."""
+    return table.index4 + (address >> table.shift4)
+
+
+cdef inline const Bucket *_bucket6(const Table *table, uint64_t hi) noexcept nogil:
+    """Return the bucket of a key outside IPv4 (the table has bucket indexes)."""
+    cdef uint64_t k
+    if hi < table.base6:
+        return table.index6
+    k = (hi - table.base6) >> table.shift6
+    if k > table.last6:
+        k = table.last6
+    return table.index6 + 1 + k
+
+
+cdef inline int32_t _search4(const Table *table, uint32_t address) noexcept nogil:
+    """``_search`` for an IPv4 key, in a table with bucket indexes: the bucket, then the few
+    32-bit starts after the bucket's first interval compared four at once, with no branch on
+    whether the bucket lies inside one interval (a coin toss across a batch of addresses)."""
+    cdef const Bucket *bucket = _bucket4(table, address)
+    cdef Py_ssize_t base = bucket[0].pos, size = <Py_ssize_t>bucket[1].pos - base + 1, half, mid
+    cdef const Run4 *runs = table.runs4
+    cdef uint32_t below
+    if size <= 5:
+        below = cidr_le_mask4(<const void *>(runs + base + 1), address) & ((1u << (size - 1)) - 1u)
+        return runs[base + cidr_count4(below)].label
+    while size > 1:
+        half = size >> 1
+        mid = base + half
+        if runs[mid].start <= address:
+            base = mid
+        size -= half
+    return runs[base].label
+
+
 cdef inline int32_t _search(
     const Table *table, uint64_t hi, uint64_t lo
 ) noexcept nogil:
@@ -768,6 +834,8 @@ cdef inline int32_t _search(
     cdef const uint64_t *bounds = table.bounds
     cdef const Bucket *bucket
     if table.index4 != NULL:
+        if hi == 0 and (lo >> 32) == 0xFFFF:
+            return _search4(table, <uint32_t>lo)
         bucket = _bucket(table, hi, lo)
         base = bucket[0].pos
         if bucket[1].pos == <uint32_t>base:
@@ -798,30 +866,10 @@ cdef inline int32_t _bisect(
     return table.labels[base]
 
 
-cdef inline int32_t _search4(const Table *table, uint32_t address) noexcept nogil:
-    """``_search`` for an IPv4 key, in a table with bucket indexes."""
-    cdef const Bucket *bucket = table.index4 + (address >> table.shift4)
-    cdef Py_ssize_t base = bucket[0].pos
-    if bucket[1].pos == <uint32_t>base:
-        return bucket[0].label
-    return _bisect(
-        table, base, <Py_ssize_t>bucket[1].pos - base + 1, 0, MAPPED_LO | <uint64_t>address
-    )
-
-
 cdef inline int32_t _search6(const Table *table, uint64_t hi, uint64_t lo) noexcept nogil:
     """``_search`` for a key outside IPv4, in a table with bucket indexes."""
-    cdef const Bucket *bucket
-    cdef uint64_t k
-    cdef Py_ssize_t base
-    if hi < table.base6:
-        bucket = table.index6
-    else:
-        k = (hi - table.base6) >> table.shift6
-        if k > table.last6:
-            k = table.last6
-        bucket = table.index6 + 1 + k
-    base = bucket[0].pos
+    cdef const Bucket *bucket = _bucket6(table, hi)
+    cdef Py_ssize_t base = bucket[0].pos
     if bucket[1].pos == <uint32_t>base:
         return bucket[0].label
     return _bisect(table, base, <Py_ssize_t>bucket[1].pos - base + 1, hi, lo)
@@ -857,6 +905,50 @@ cdef void _build_index(const Table *table, Bucket *index4, Bucket *index6) noexc
     _fill(table, &index6[table.last6 + 2], j, ALL_ONES, ALL_ONES)
 
 
+cdef enum:
+    C_BUCKET_AHEAD = 16  # keys whose bucket a search run requests ahead of the one it searches
+    C_RUN_AHEAD = 8  # keys whose intervals (their bucket read by then) it requests ahead
+
+
+cdef void _search_run4(
+    const Table *table, const uint32_t *addresses, const int32_t *where, Py_ssize_t count,
+    int32_t *labels,
+) noexcept nogil:
+    """Search IPv4 keys (a table with bucket indexes) into ``labels[where[k]]``.
+
+    The lookups depend on two reads from a few megabytes (the bucket, then its runs), which a
+    plain loop waits for; so each key's bucket is requested C_BUCKET_AHEAD keys ahead, and its
+    runs C_RUN_AHEAD keys ahead, when its bucket has arrived.
+    """
+    cdef Py_ssize_t k
+    cdef const Run4 *run
+    for k in range(count):
+        if k + C_BUCKET_AHEAD < count:
+            cidr_prefetch(_bucket4(table, addresses[k + C_BUCKET_AHEAD]))
+        if k + C_RUN_AHEAD < count:
+            run = table.runs4 + _bucket4(table, addresses[k + C_RUN_AHEAD])[0].pos
+            cidr_prefetch(run)
+            cidr_prefetch(run + 4)
+        labels[where[k]] = _search4(table, addresses[k])
+
+
+cdef void _search_run6(
+    const Table *table, const uint64_t *keys, const int32_t *where, Py_ssize_t count,
+    int32_t *labels,
+) noexcept nogil:
+    """Search keys outside IPv4 (a table with bucket indexes) into ``labels[where[k]]``, with
+    the bucket and then the intervals requested ahead as in ``_search_run4``."""
+    cdef Py_ssize_t k, j
+    for k in range(count):
+        if k + C_BUCKET_AHEAD < count:
+            cidr_prefetch(_bucket6(table, keys[2 * (k + C_BUCKET_AHEAD)]))
+        if k + C_RUN_AHEAD < count:
+            j = _bucket6(table, keys[2 * (k + C_RUN_AHEAD)])[0].pos
+            cidr_prefetch(table.bounds + 2 * j)
+            cidr_prefetch(table.labels + j)
+        labels[where[k]] = _search6(table, keys[2 * k], keys[2 * k + 1])
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.initializedcheck(False)
@@ -882,6 +974,31 @@ def _ipv6_span(bounds, int bits):
     shift = max((high - low).bit_length() - bits, 0)
     base = (low >> shift) << shift
     return shift, base, (high - base) >> shift
+
+
+RUN4_PADDING = 4  # runs past the last, so four starts can be read after any run
+
+
+def _ipv4_runs(bounds, labels, index4):
+    """Return the intervals over IPv4 as (start, label) pairs of 32-bit words, and point the
+    IPv4 buckets at them instead of at the 128-bit intervals.
+
+    The first run is the interval holding 0.0.0.0 (its start read as 0), the last the one
+    holding 255.255.255.255; four padding runs follow (never counted: a bucket's runs end at
+    the next bucket's).
+    """
+    positions = index4["pos"]
+    first = int(positions[0])
+    top = MAPPED_LO | 0xFFFFFFFF
+    last = int(np.count_nonzero((bounds[:, 0] == 0) & (bounds[:, 1] <= np.uint64(top)))) - 1
+    count = last - first + 1
+    runs = np.full(2 * (count + RUN4_PADDING), 0xFFFFFFFF, dtype=np.uint32)
+    starts = bounds[first : last + 1, 1] - np.uint64(MAPPED_LO)
+    starts[0] = 0
+    runs[0 : 2 * count : 2] = starts.astype(np.uint32)
+    runs[1 : 2 * count : 2] = labels[first : last + 1].view(np.uint32)
+    index4["pos"] = np.minimum(positions, last) - first
+    return runs
 
 
 def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
@@ -924,6 +1041,7 @@ cdef class PrefixTable:
     cdef object _bounds_array
     cdef object _labels_array
     cdef object _index_array
+    cdef object _runs4_array
     # Raw views of the arrays above (which keep them alive): no memoryview bookkeeping on the
     # per-call path.
     cdef Table _table
@@ -960,11 +1078,14 @@ cdef class PrefixTable:
         cdef const uint64_t[:, ::1] bounds_view = self._bounds_array
         cdef const int32_t[::1] labels_view = self._labels_array
         cdef Bucket[::1] index_view
+        cdef uint32_t[::1] runs_view
         cdef Bucket *index_start
         self._table.bounds = &bounds_view[0, 0]
         self._table.labels = &labels_view[0]
         self._table.count = count
         self._table.index4 = NULL
+        self._table.runs4 = NULL
+        self._runs4_array = None
         self._table.index6 = NULL
         self._index_array = None
         cdef int bits
@@ -982,6 +1103,12 @@ cdef class PrefixTable:
             index_start = &index_view[0]
             with nogil:
                 _build_index(&self._table, index_start, index_start + size4)
+            self._runs4_array = _ipv4_runs(
+                self._bounds_array, self._labels_array,
+                self._index_array.view(BUCKET_DTYPE)[:size4],
+            )
+            runs_view = self._runs4_array
+            self._table.runs4 = <const Run4 *>&runs_view[0]
             self._table.index4 = index_start
             self._table.index6 = index_start + size4
         self.prefix_count = n
@@ -1089,10 +1216,8 @@ cdef class PrefixTable:
                     i = found[k]
                     labels[i] = _search(table, key[2 * k], key[2 * k + 1])
             else:
-                for k in range(n4):
-                    labels[found[k]] = _search4(table, v4[k])
-                for k in range(n - n6, n):
-                    labels[found[k]] = _search6(table, key[2 * k], key[2 * k + 1])
+                _search_run4(table, v4, found, n4, labels)
+                _search_run6(table, key + 2 * (n - n6), found + (n - n6), n6, labels)
         return out
 
     @cython.boundscheck(False)

@@ -234,6 +234,114 @@ class Text(str):
     """A str subclass: not read in place by the batch path, still an address."""
 
 
+def _edge_entries() -> list[str]:
+    """Every prefix length of both families at both ends of each, and crowded buckets."""
+    values = []
+    for length in range(33):
+        values.append(str(ipaddress.ip_network(f"0.0.0.0/{length}")))
+        values.append(str(_masked(ipaddress.IPv4Address("255.255.255.255"), length)))
+        values.append(str(_masked(ipaddress.IPv4Address("100.64.0.0"), length)))
+    for length in range(129):
+        values.append(str(ipaddress.ip_network(f"::/{length}")))
+        values.append(str(_masked(ipaddress.IPv6Address((1 << 128) - 1), length)))
+        values.append(str(_masked(ipaddress.IPv6Address("2001:db8::"), length)))
+    # One /24 holding many singles (a bucket with far more than four intervals), and buckets
+    # holding exactly one to five interval starts after the first.
+    values += [f"198.51.100.{host}" for host in range(0, 256, 3)]
+    for count in range(1, 6):
+        values += [f"203.0.{count}.{16 * step + 1}" for step in range(count)]
+    values += [f"10.{count}.0.0/16" for count in range(200)]  # enough for the bucket indexes
+    return values
+
+
+def test_every_prefix_length_at_the_edges_answers_in_batch_as_per_call() -> None:
+    # The batch path sorts a chunk by family, searches IPv4 keys by 32-bit interval starts
+    # (four compared at once after the bucket, a bisection when more) and requests buckets
+    # ahead. Entries of every length /0../32 and /0../128 at the edges of both families, a
+    # crowded /24 and buckets with one to five starts must answer as the reference does.
+    values = _edge_entries()
+    table = BanTable(values)
+    assert len(table._table) > 512, "big enough to carry the bucket indexes"
+    reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+    queries = []
+    for value in values:
+        network = ipaddress.ip_network(value)
+        top = (1 << network.max_prefixlen) - 1
+        for number in (
+            int(network.network_address) - 1,
+            int(network.network_address),
+            int(network.network_address) + 1,
+            int(network.broadcast_address),
+            int(network.broadcast_address) + 1,
+        ):
+            address = ipaddress.ip_address(number % (top + 1))
+            if network.version == 6:
+                address = ipaddress.IPv6Address(number % (top + 1))
+            queries.append(str(address))
+    for shift in range(12, 21):  # bucket edges for every index size
+        for bucket in (0, 1, 2, (1 << (32 - shift)) - 1):
+            for delta in (-1, 0, 1):
+                queries.append(str(ipaddress.IPv4Address(((bucket << shift) + delta) % (1 << 32))))
+    queries += [f"::ffff:{query}" for query in queries[:400] if "." in query]
+    expected = [reference.find(query) for query in queries]
+    assert table.indexes(queries).tolist() == expected
+    assert [table.index_of(query) for query in queries] == expected
+    assert table.contains_many(queries).tolist() == [label >= 0 for label in expected]
+    oracle = Oracle(values)
+    sample = random.Random(SEED + 30).sample(range(len(queries)), 300)
+    assert [oracle.index(queries[i]) for i in sample] == [expected[i] for i in sample]
+
+
+@pytest.mark.parametrize("count", [1, 255, 256, 257, 769])
+def test_batches_sorted_by_family_answer_in_place(count: int) -> None:
+    # The batch takes 256 items at a time, files IPv4 and IPv6 text in separate runs and
+    # searches each family in its own run; every answer must land at its item's position,
+    # whatever the mix, across chunk edges, with refusals and non-text items among them.
+    rng = random.Random(SEED + count)
+    values = _edge_entries()
+    table = BanTable(values)
+    kernel = table._table
+    pool: list[object] = [
+        "198.51.100.3",
+        "203.0.5.49",
+        "0.0.0.0",
+        "255.255.255.255",
+        "2001:db8::1",
+        "::",
+        "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+        "::ffff:10.3.2.1",
+        "::ffff:a03:201",
+        "1:2:3:4:5:6:1.2.3.4",
+        "10.300.0.1",
+        "1.2.3",
+        "::1::",
+        "",
+        "2001:db8::/32",
+        7,
+        None,
+        Text("10.9.9.9"),
+        b"10.1.2.3",
+    ]
+    texts = [
+        rng.choice(pool)
+        if rng.random() < 0.3
+        else str(
+            ipaddress.IPv4Address(rng.getrandbits(32))
+            if rng.random() < 0.5
+            else ipaddress.IPv6Address(rng.getrandbits(128))
+        )
+        for _ in range(count)
+    ]
+    labels = kernel.find_many(texts)
+    assert labels.tolist() == [kernel.find(text) for text in texts]
+    covered, refused = kernel.contains_many(texts)
+    assert covered.dtype == np.bool_
+    assert covered.tolist() == (labels >= 0).tolist()
+    assert refused == int(np.count_nonzero(labels == bantable.NOT_PARSED))
+    valid = [text for text in texts if isinstance(text, str) and ok_text(text)]
+    assert table.contains_many(valid).tolist() == [table.contains(text) for text in valid]
+
+
 @pytest.mark.parametrize("entry_count", [3, 6000], ids=["small", "indexed"])
 def test_batch_answers_exactly_like_the_per_call_loop(entry_count: int) -> None:
     # contains_many and indexes parse and search in one compiled pass, a group of keys at a
@@ -594,6 +702,23 @@ def test_batch_reads_strings_lying_anywhere_in_memory() -> None:
     ref_keys, ref_ok = bantable.reference_parse_addresses(texts)
     assert ok.tolist() == ref_ok.tolist() == [1] * len(texts)
     assert np.array_equal(keys, ref_keys)
+    # The batch reads the same strings in place too: its family hint (eight bytes at once)
+    # and the parsers it calls for each family. Short texts, garbage and near misses included.
+    texts += [(text + " ")[:-1] for text in ["1", "::", "1::", ":", "1:", "1.2.3", "a", "1.2.3.4:"]]
+    rng.shuffle(texts)
+    table = BanTable(
+        [f"{text}/{32 if '.' in text else 128}" for text in texts[:600] if ok_text(text)]
+    )
+    kernel = table._table
+    assert kernel.find_many(texts).tolist() == [kernel.find(text) for text in texts]
+
+
+def ok_text(text: str) -> bool:
+    try:
+        bantable.parse_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 # --- the compiled module is the one in use ----------------------------------------------------
