@@ -50,8 +50,14 @@ class PrefixTable:
     def find_many(self, values: list[object]) -> npt.NDArray[np.int32]:
         """Return int32 labels for address strings: -1 no match, -2 where ``find`` refuses.
 
-        Parses each str in place into a key buffer, then searches the keys with the GIL
-        released; no Python object per item.
+        Reads each str in place, a chunk at a time sorted by family, parses IPv4 and IPv6 text
+        in separate runs into key buffers, then searches each family in its own run, requesting
+        buckets and intervals ahead; no Python object per item.
         """
+
+    def contains_many(self, values: list[object]) -> tuple[npt.NDArray[np.bool_], int]:
+        """Return (covered bool[n], refused): ``find_many`` as membership, and how many items
+        it refused (read False; the caller decides them)."""
+
     def find_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""
