@@ -91,6 +91,10 @@ cdef class Tap:
     cdef bint system_now
     cdef object recorder
     cdef object pending
+    cdef object append
+    cdef double valid_until
+    cdef object rules
+    cdef object __weakref__
     cdef Py_ssize_t capacity
     cdef Py_ssize_t batch
     cdef dict internal
@@ -129,6 +133,7 @@ cdef class Tap:
         self.system_now = now is _time.time
         self.recorder = recorder
         self.pending = pending
+        self.append = pending.append
         self.capacity = recorder.capacity
         self.batch = recorder.batch
         self.internal = internal
@@ -148,6 +153,14 @@ cdef class Tap:
         self.resp_text = _slot_offset(plain_response, "text")
         self.resp_data = _slot_offset(plain_response, "_data")
         self.resp_status = _slot_offset(plain_response, "status")
+        self.valid_until = float("-inf")  # asks the cache on the first request
+        self.rules = None
+        cache.follow(self)
+
+    def follow(self, state):
+        """Take the settings cache's ``state`` (the cache hands each new one to its taps)."""
+        self.valid_until = state[0]
+        self.rules = state[2]
 
     def process_response(self, req, resp, resource, req_succeeded):
         """Falcon's response hook: queue the request's fields when the settings record it."""
@@ -158,15 +171,14 @@ cdef class Tap:
 
     cdef _observe(self, req, resp):
         cdef double clock_now
-        cdef tuple state = self.cache.state
         if self.system_monotonic:
             clock_now = _clock(CLOCK_MONOTONIC)
         else:
             clock_now = self.monotonic()
-        if clock_now >= <double>state[0]:
-            self.cache.get()
-            state = self.cache.state
-        rules = state[2]
+        if clock_now >= self.valid_until:
+            self.cache.get()  # hands its state to this tap
+            self.follow(self.cache.state)
+        rules = self.rules
         if rules is None:
             return  # collection off
         cdef tuple plan = <tuple?>rules
@@ -239,8 +251,9 @@ cdef class Tap:
         )
         # Nothing in it refers back to it: the collector need not visit it while it waits.
         PyObject_GC_UnTrack(<void*>row)
-        pending.append(row)
+        self.append(row)
         if waiting + 1 == self.batch:
             recorder._wake.set()
-        if not recorder._running:
+        # Is the flusher running here (a forked child starts its own)? Asked every 64 rows.
+        if waiting & 63 == 0 and not recorder._running:
             recorder._start()

@@ -206,13 +206,16 @@ def test_a_failed_write_is_counted_and_the_flusher_carries_on(tmp_path: Any) -> 
 
 
 def test_a_broken_recorder_never_fails_the_request(
-    station: Station, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    station: Station, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Rules that are no rules: the middleware fails inside, logs it, and the request goes on.
     cache = station.app.traffic.settings
-    monkeypatch.setattr(cache, "state", (float("inf"), TrafficSettings(), 42))
-    with caplog.at_level("ERROR", logger="alertstation.traffic"):
-        result = station.client.simulate_get("/healthz", remote_addr="203.0.113.9")
+    cache._set_state((float("inf"), TrafficSettings(), 42))  # handed to the middleware's tap
+    try:
+        with caplog.at_level("ERROR", logger="alertstation.traffic"):
+            result = station.client.simulate_get("/healthz", remote_addr="203.0.113.9")
+    finally:
+        cache.clear()
     assert result.status_code == 200
     assert "request not recorded (TypeError)" in caplog.text
     assert station.app.traffic.pending() == 0

@@ -44,6 +44,9 @@ class FixedSettings:
     def get(self) -> TrafficSettings:
         return self.state[1]
 
+    def follow(self, tap: Any) -> None:
+        tap.follow(self.state)
+
 
 class Buffer:
     """What a tap needs of a recorder: the bounds, the wake-up, the flusher flag, the count."""

@@ -44,6 +44,7 @@ from alertstation.traffic import addresses, classify, rollups
 from alertstation.traffic.agents import parse_agent
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, build_row
 from alertstation.traffic.settings import (
+    RecordRules,
     TrafficSettings,
     TrafficSettingsCache,
     settings_cache_for,
@@ -407,6 +408,8 @@ class PyTap:
         self.now = now
         self.recorder = recorder
         self.pending = pending
+        self.valid_until = float("-inf")  # asks the cache on the first request
+        self.rules: RecordRules | None = None
         # The buffer's bounds as the recorder had them when the tap was built.
         self.capacity = recorder.capacity
         self.batch = recorder.batch
@@ -420,15 +423,21 @@ class PyTap:
         self.body_length = body_length
         self.perf_counter = perf_counter
         self.on_error = on_error
+        cache.follow(self)
+
+    def follow(self, state: tuple[float, TrafficSettings, RecordRules | None]) -> None:
+        """Take the settings cache's ``state`` (the cache hands each new one to its taps)."""
+        self.valid_until, _, self.rules = state
 
     def process_response(  # noqa: C901  (should_record's rules inline: one call per request)
         self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
     ) -> None:
         """Falcon's response hook: queue the request's fields when the settings record it."""
         try:
-            valid_until, _, rules = self.cache.state
-            if self.monotonic() >= valid_until:
-                rules = self.cache.get().record_rules
+            if self.monotonic() >= self.valid_until:
+                self.cache.get()  # hands its state to this tap
+                self.follow(self.cache.state)
+            rules = self.rules
             if rules is None:
                 return  # collection off
             # should_record's rules, in its order, without the call.
@@ -492,7 +501,8 @@ class PyTap:
             )
             if waiting + 1 == self.batch:
                 recorder._wake.set()
-            if not recorder._running:
+            # Is the flusher running here (a forked child starts its own)? Asked every 64 rows.
+            if waiting & 63 == 0 and not recorder._running:
                 recorder._start()
         except Exception as ex:  # noqa: BLE001  (recording must never fail a request)
             self.on_error(ex)

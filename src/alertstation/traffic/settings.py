@@ -205,7 +205,8 @@ class TrafficSettingsCache(FallbackCache[TrafficSettings]):
     good settings and tries again after the same interval. ``state`` is ``(valid_until,
     settings, settings.record_rules)``: while ``monotonic() < valid_until``, ``settings`` is
     what ``get()`` answers, so a hot path reads ``state`` and the clock instead of calling
-    ``get()``. ``clear()`` (after a save in this process) ends it at once.
+    ``get()``; or it asks to be handed each new ``state`` (``follow``), and reads its own copy.
+    ``clear()`` (after a save in this process) ends it at once.
     """
 
     def __init__(
@@ -234,6 +235,18 @@ class TrafficSettingsCache(FallbackCache[TrafficSettings]):
             first.record_rules,
         )
         self._refresh_lock = threading.Lock()
+        self._taps: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def follow(self, tap: Any) -> None:
+        """Hand every new ``state`` to ``tap.follow`` from now on (held weakly)."""
+        with self._refresh_lock:
+            self._taps.add(tap)
+            tap.follow(self.state)
+
+    def _set_state(self, state: tuple[float, TrafficSettings, RecordRules | None]) -> None:
+        self.state = state
+        for tap in list(self._taps):
+            tap.follow(state)
 
     def get(self) -> TrafficSettings:
         """Return the settings, re-checking the generation when ``check_interval`` has passed."""
@@ -246,14 +259,14 @@ class TrafficSettingsCache(FallbackCache[TrafficSettings]):
             if now < valid_until:
                 return settings  # another thread has just checked
             settings = super().get()  # the last good ones while the database is down
-            self.state = (now + self.check_interval, settings, settings.record_rules)
+            self._set_state((now + self.check_interval, settings, settings.record_rules))
             return settings
 
     def clear(self) -> None:
         """Reload on the next get() (call after saving in this process)."""
         with self._refresh_lock:
             super().clear()
-            self.state = (float("-inf"), *self.state[1:])
+            self._set_state((float("-inf"), *self.state[1:]))
 
 
 _caches: weakref.WeakKeyDictionary[Engine, TrafficSettingsCache] = weakref.WeakKeyDictionary()
