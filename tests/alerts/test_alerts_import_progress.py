@@ -17,7 +17,7 @@ from tests.support import clear_tables
 
 SUMMARY = re.compile(
     r"^(\d+) messages?: (\d+) stored, (\d+) duplicates?, (\d+) skipped, (\d+) problems? "
-    r"in \d+\.\d s \(\d+ messages/s\)$"
+    r"from \d+ files? in \d+\.\d s \(\d+ messages/s\)$"
 )
 CAP = """<?xml version="1.0" encoding="UTF-8"?>
 <alert xmlns="urn:oasis:names:tc:emergency:cap:1.2"><identifier>archive-{n}</identifier>
