@@ -11,11 +11,13 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from alertstation.traffic import daily, reports, rollups
-from alertstation.traffic.importer import import_file
+from alertstation.traffic.importer import import_file, import_lines, parse_combined
 from alertstation.traffic.period import Filters, parse_period
+from alertstation.traffic.rows import Observed, build_row
 from alertstation.traffic.tables import (
     web_request_day_groups,
     web_request_days,
+    web_request_logs,
     web_request_rollups,
 )
 from tests.support import Clock
@@ -146,3 +148,38 @@ def test_days_beyond_the_tallied_limit_are_read_back(
     import_file(engine, log, "combined", None, now=now)
     assert rolled_days(engine) >= DAYS - 1
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+
+
+def test_a_row_written_beside_the_import_into_a_tallied_day_is_counted(
+    engine: Engine, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first_day = accesslog_moment(lines[0])
+    beside = build_row(
+        Observed(
+            first_day + 60, "GET", "/beside", 200, 5.0, 321, "192.0.2.99", None, None, None, False
+        ),
+        None,
+    )
+
+    def write_beside() -> None:  # the recorder, say, flushing a late row mid-import
+        nonlocal number
+        number += 1
+        if number == len(lines) // 2:
+            with engine.begin() as conn:
+                conn.execute(web_request_logs.insert().values(beside))
+
+    number = 0
+    monkeypatch.setattr("alertstation.traffic.importer.BATCH", 500)  # days checked early
+    encoded = iter([line.encode() for line in lines])
+    import_lines(engine, encoded, "combined", None, progress=write_beside, now=now)
+    payload = dashboard(engine, now)
+    assert payload["summary"]["hits"] == LINES + 1
+    assert {"path": "/beside", "hits": 1, "visitors": 1, "bytes": 321} in payload["top_pages"]
+    assert payload == from_raw_rows(engine, now)
+
+
+def accesslog_moment(line: str) -> float:
+    """The epoch second of a generated line."""
+    seen = parse_combined(line)
+    assert seen is not None
+    return seen.ts
