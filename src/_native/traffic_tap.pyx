@@ -94,6 +94,8 @@ cdef class Tap:
     cdef object append
     cdef double valid_until
     cdef object rules
+    cdef Py_ssize_t last_length
+    cdef object last_length_object
     cdef object __weakref__
     cdef Py_ssize_t capacity
     cdef Py_ssize_t batch
@@ -155,6 +157,8 @@ cdef class Tap:
         self.resp_status = _slot_offset(plain_response, "status")
         self.valid_until = float("-inf")  # asks the cache on the first request
         self.rules = None
+        self.last_length = -1
+        self.last_length_object = None
         cache.follow(self)
 
     def follow(self, state):
@@ -221,8 +225,13 @@ cdef class Tap:
             text = resp.text
             data = resp.data if stream is None and text is None else None
             status = resp.status
+        cdef Py_ssize_t size
         if stream is None and text is None and data is not None:
-            length = len(data)
+            size = len(data)
+            if size != self.last_length:  # pages repeat their sizes: the int is kept
+                self.last_length_object = size
+                self.last_length = size
+            length = self.last_length_object
         else:
             length = self.body_length(resp)
         recorder = self.recorder
