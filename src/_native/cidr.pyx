@@ -309,7 +309,6 @@ cdef extern from *:
         uint64_t colons = 0, hex = 0, dc, ends, all = (1ULL << length) - 1ULL, last, left, right;
         unsigned __int128 key = 0;
         int k, g, total, e, j, shift, end[8];
-        uint64_t seven;
         v[0] = v0;
         v[1] = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + 16)), _mm_cmpgt_epi8(n, idx));
         idx = _mm_add_epi8(idx, _mm_set1_epi8(16));
@@ -324,13 +323,21 @@ cdef extern from *:
         last = 1ULL << (length - 1);
         dc = colons & (colons >> 1);  /* the first colon of each "::" */
         ends = hex & ~(hex >> 1);
+        if (colons == 0x421084210ULL && length == 39) {  /* eight groups of four digits */
+            static const int full[8] = {3, 8, 13, 18, 23, 28, 33, 38};
+            cidr_eight_groups(b, full, hi, lo);
+            return 1;
+        }
         if (dc == 0) {  /* all eight groups written out: read each at its end, from the text */
-            for (seven = colons, k = 0; k < 6; k++) seven &= seven - 1ULL;  /* no popcnt in SSE2 */
-            if ((colons & (1ULL | last)) || seven == 0 || (seven & (seven - 1ULL))) return 0;
+            if (colons & (1ULL | last)) return 0;
+            /* Single colons between groups: eight groups exactly when eight group ends are
+               taken and only the sentinel past any text (bit 48) is left. */
+            ends |= 1ULL << 48;
             for (k = 0; k < 8; k++) {
                 end[k] = __builtin_ctzll(ends);
                 ends &= ends - 1ULL;
             }
+            if (ends != (1ULL << 48)) return 0;
             cidr_eight_groups(b, end, hi, lo);
             return 1;
         } else {

@@ -321,6 +321,14 @@ def test_batches_sorted_by_family_answer_in_place(count: int) -> None:
         None,
         Text("10.9.9.9"),
         b"10.1.2.3",
+        # Written out in full (39 characters, read at fixed places) and near misses of it.
+        "2001:0db8:0000:0000:0000:ffff:0a03:0201",
+        "0000:0000:0000:0000:0000:ffff:0a03:0201",
+        "2001:0db8:0000:0000:0000:0000:0000:000g",
+        "2001:0db8:0000:0000:0000:0000:00000:000",
+        "2001:0db8:0000:0000:0000:0000:0000:00001",
+        ":2001:db8:0000:0000:0000:0000:0000:0001",
+        "2001:0db8:0000:0000:0000:0000:0000:0001:",
     ]
     texts = [
         rng.choice(pool)
@@ -334,6 +342,8 @@ def test_batches_sorted_by_family_answer_in_place(count: int) -> None:
     ]
     labels = kernel.find_many(texts)
     assert labels.tolist() == [kernel.find(text) for text in texts]
+    reference = bantable.ReferencePrefixTable(*bantable.reference_parse_networks(values)[:2])
+    assert kernel.find_many(pool).tolist() == [reference.find(text) for text in pool]
     covered, refused = kernel.contains_many(texts)
     assert covered.dtype == np.bool_
     assert covered.tolist() == (labels >= 0).tolist()
