@@ -27,5 +27,7 @@ class Tap:
         plain_request: type | None = None,
         plain_response: type | None = None,
     ) -> None: ...
+    def follow(self, state: tuple[float, Any, Any]) -> None:
+        """Take the settings cache's ``state`` (the cache hands each new one to its taps)."""
     def process_response(self, req: Any, resp: Any, resource: Any, req_succeeded: bool) -> None:
         """Falcon's response hook: queue the request's fields when the settings record it."""
