@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import operator
 import os
 import threading
 import time
@@ -64,6 +65,7 @@ _recorders: weakref.WeakSet[TrafficRecorder] = weakref.WeakSet()
 _recorders_lock = threading.Lock()
 
 _INSERT = BulkInsert(web_request_logs, (*ROW_COLUMNS, "import_key"))
+_INSERT_VALUES = operator.itemgetter(*_INSERT.names)  # a row dict's values in column order
 
 
 class TrafficRecorder:
@@ -163,7 +165,7 @@ class TrafficRecorder:
             if locator is not None:
                 locator = _BatchLocator(locator)
             rows = [build_row(_observed(seen), locator) for seen in chunk]
-            values = [tuple(row[name] for name in _INSERT.names) for row in rows]
+            values = [_INSERT_VALUES(row) for row in rows]
             with begin_write(self.engine) as conn:
                 _INSERT.run_one_statement(conn, values)  # one multi-row INSERT
                 # Rows of an hour already rolled up (flushed just after the hour turned).
