@@ -9,7 +9,9 @@ The prefixes of a table cut the key space into disjoint intervals; each interval
 index of the longest prefix covering it (or -1). A lookup is a binary search for the last
 interval start at or below the key: O(log n), no allocation, GIL released for batches. Large
 tables add bucket indexes (one over IPv4, one over the span of the IPv6 starts) in which most
-lookups end without touching the interval array at all.
+lookups end without touching the interval array at all; the IPv4 buckets point into a compact
+copy of the IPv4 intervals (32-bit start and label), searched four starts at once. A batch is
+sorted by family a chunk at a time, so that its parse and its search never branch on the family.
 
 ``::ffff:0:0/96`` (all of IPv4) is always present as a hole labelled -1 that sorts after any real
 prefix of the same extent: an IPv6 prefix such as ``::/0`` never covers an IPv4 address, while
@@ -755,7 +757,9 @@ cdef Py_ssize_t _sweep(
 # 2**20; twice that many measured no faster). A bucket names the interval holding its first key
 # and that interval's label: when the next bucket names the same interval, the whole bucket lies
 # in it and the lookup ends at the index, without touching the interval array; otherwise it
-# bisects the few intervals between the two.
+# bisects the few intervals between the two. IPv4 buckets name runs in ``runs4`` (the IPv4
+# intervals again, as 32-bit start and label: 8 bytes an interval more) and compare the
+# starts after their first four at once instead (``_search4``).
 cdef Py_ssize_t INDEX_FROM = 512
 cdef int MIN_INDEX_BITS = 16
 cdef int MAX_INDEX_BITS = 20
