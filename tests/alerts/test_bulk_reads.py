@@ -3,13 +3,16 @@
 A chunk of the batch path reads the settings in the same statement as its first reads and keeps
 the matchers built from them while the stored settings stay the same. A small batch reads with a
 statement of fixed shape, a bigger one with its key lists expanded into the statement, one with
-more keys than one read takes (``bulk._IN_CHUNK``) in several statements. All must give what the
-plain reads give.
+more keys than one read takes (``bulk._IN_CHUNK``) in several statements; on SQLite a bigger one
+binds each key list as one JSON text instead (``bulk._JSON_KEYS``). All must give what the plain
+reads give.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -76,9 +79,13 @@ def test_two_databases_keep_their_own_settings(
 
 
 @pytest.mark.parametrize(
-    ("name", "value"),
-    [("_IN_CHUNK", 1), ("_FIXED_KEYS", 0)],
-    ids=["separate-reads", "expanded-lists"],
+    "patches",
+    [
+        {"_IN_CHUNK": 1, "_JSON_KEYS": ()},
+        {"_FIXED_KEYS": 0, "_JSON_KEYS": ()},
+        {"_FIXED_KEYS": 0},
+    ],
+    ids=["separate-reads", "expanded-lists", "json-lists"],
 )
 @settings(
     max_examples=20,
@@ -91,14 +98,17 @@ def test_two_databases_keep_their_own_settings(
     explicit=st.booleans(),
 )
 def test_other_read_paths_store_what_one_message_at_a_time_stores(
-    engine: Engine, name: str, value: int, before: list[dict], batch: list[dict], explicit: bool
+    engine: Engine, patches: dict[str, Any], before: list[dict], batch: list[dict], explicit: bool
 ) -> None:
-    """Big batches read with separate statements (``_IN_CHUNK``) or with lists expanded into one
-    statement (``_FIXED_KEYS``); small ones with one of fixed shape. All store the same."""
+    """Big batches read with separate statements (``_IN_CHUNK``), with lists expanded into one
+    statement (``_FIXED_KEYS``) or, on SQLite, with each list bound as one JSON text
+    (``_JSON_KEYS``); small ones with one of fixed shape. All store the same."""
     stored_before = [build(spec) for spec in before]
     messages = [build(spec) for spec in batch]
     one_by_one = run(engine, stored_before, messages, explicit, bulk=False)
-    with mock.patch.object(bulk, name, value):
+    with contextlib.ExitStack() as stack:
+        for name, value in patches.items():
+            stack.enter_context(mock.patch.object(bulk, name, value))
         batched = run(engine, stored_before, messages, explicit, bulk=True)
     assert batched[0] == one_by_one[0]
     assert batched[1] == one_by_one[1]

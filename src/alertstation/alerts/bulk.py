@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import operator
 import threading
@@ -39,6 +40,7 @@ from sqlalchemy import (
     literal_column,
     null,
     select,
+    text,
     tuple_,
     union_all,
     update,
@@ -189,6 +191,32 @@ _FIRST_READS_AND_SETTINGS = _first_reads(_OWN_IN, _IDENTS_IN, _CHAINS_IN, settin
 #: Batches with at most this many keys of each kind read with a statement of fixed shape (no
 #: list expanded into the SQL on each run, which costs about as much as a small read).
 _FIXED_KEYS = 8
+
+
+def _json_keys(name: str, width: int) -> Any:
+    """SQLite: the rows of a JSON array parameter ``name`` (of ``width``-long arrays, or of
+    scalars when ``width`` is 0), for ``IN (SELECT ...)``. One bound text instead of a list
+    of parameters rendered into the SQL on every run."""
+    parts = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width)) or "value"
+    return text(f"SELECT {parts} FROM json_each(:{name})")
+
+
+#: Dialects whose first reads bind each key list as one JSON text (``_JSON_READS``).
+_JSON_KEYS = ("sqlite",)
+# On SQLite the first reads take each key list as one JSON text (any number of keys, one
+# statement, compiled once): rendering an expanded IN list of 1,000 keys cost more than the read.
+_JSON_READS = _first_reads(
+    tuple_(_A.sender, _A.identifier).in_(_json_keys("own", 2)),
+    _R.ref_identifier.in_(_json_keys("idents", 0)),
+    tuple_(*_KEY_COLUMNS).in_(_json_keys("chains", len(_KEY_COLUMNS))),
+    settings=False,
+)
+_JSON_READS_AND_SETTINGS = _first_reads(
+    tuple_(_A.sender, _A.identifier).in_(_json_keys("own", 2)),
+    _R.ref_identifier.in_(_json_keys("idents", 0)),
+    tuple_(*_KEY_COLUMNS).in_(_json_keys("chains", len(_KEY_COLUMNS))),
+    settings=True,
+)
 
 
 def _param(name: str, column: Any) -> Any:
@@ -389,6 +417,7 @@ class _Batch:
         # With ``settings``: the rows of _SETTINGS_KEY, when the first reads could carry them.
         self.settings_key: tuple[Any, ...] | None = None
         self._settings = settings
+        self._json = conn.dialect.name in _JSON_KEYS  # key lists bound as JSON (_JSON_READS)
         self.by_key: dict[Key, int] = {}  # (sender, identifier) -> id, stored and new
         self.facts: dict[int, _Facts] = {}  # full facts: stored alerts that can change, and new
         self.state: dict[int, str] = {}  # current state of every known stored or new alert
@@ -415,7 +444,7 @@ class _Batch:
         refs = {(ref.sender, ref.identifier) for x in alerts for ref in x.references}
         identifiers = {x.identifier for x in alerts}
         keys = {v.event_key(x.sent) for x in alerts for v in x.vtec}
-        if max(len(own | refs), len(identifiers), len(keys)) <= _IN_CHUNK:
+        if self._json or max(len(own | refs), len(identifiers), len(keys)) <= _IN_CHUNK:
             related = self._load_first(own | refs, identifiers, keys)
         else:
             for row in self._rows(_BY_KEY, own | refs):
@@ -436,6 +465,13 @@ class _Batch:
         if max(len(own), len(idents), len(chains)) <= _FIXED_KEYS:
             statement = _fixed_reads(len(own), len(idents), len(chains), self._settings)
             params = _fixed_params(own, idents, chains)
+        elif self._json:
+            statement = _JSON_READS_AND_SETTINGS if self._settings else _JSON_READS
+            params = {
+                "own": json.dumps(own),
+                "idents": json.dumps(idents),
+                "chains": json.dumps(chains),
+            }
         else:
             statement = _FIRST_READS_AND_SETTINGS if self._settings else _FIRST_READS
             params = {"own": own, "idents": idents, "chains": chains}
