@@ -123,12 +123,14 @@ def parse_cap_feed(
     )
 
 
+#: The full tags of CAP 1.2 and 1.1 ``<alert>`` (``{namespace}alert``).
+_CAP_ALERT_TAGS = frozenset(f"{{{namespace}}}alert" for namespace in CAP_NAMESPACES)
+
+
 def is_cap_alert(element: etree._Element) -> bool:
-    """Tell whether ``element`` is a CAP 1.2 or 1.1 ``<alert>``."""
-    if not isinstance(element.tag, str):
-        return False
-    name = etree.QName(element)
-    return name.localname == "alert" and name.namespace in CAP_NAMESPACES
+    """Tell whether ``element`` is a CAP 1.2 or 1.1 ``<alert>`` (its full tag, compared once)."""
+    tag = element.tag  # comments and PIs: not a str, never in the set
+    return isinstance(tag, str) and tag in _CAP_ALERT_TAGS
 
 
 def alert_from_element(element: etree._Element, *, source: Source, raw: str) -> Alert:
@@ -254,9 +256,17 @@ def _pairs(elements: list[etree._Element] | None, tables: _Tables) -> tuple[tupl
             tag = child.tag
             if tag == name_tag:
                 if key is None:
-                    key = _text(child)
+                    if len(child):  # _text, inlined (this loop runs for every pair read)
+                        key = "".join(child.itertext()).strip()
+                    else:
+                        text = child.text
+                        key = text.strip() if text else ""
             elif tag == value_tag and value is None:
-                value = _text(child)
+                if len(child):
+                    value = "".join(child.itertext()).strip()
+                else:
+                    text = child.text
+                    value = text.strip() if text else ""
         pairs.append((key or "", value or ""))
     return tuple(pairs)
 
@@ -288,7 +298,8 @@ def _read_alert(element: etree._Element) -> dict[str, Any]:
     Errors come in the order the per-field reader raised them: sent, then each info block,
     then identifier, sender, status, msgType, scope and references.
     """
-    tables = _tables(etree.QName(element).namespace or "")
+    tag = element.tag  # "{namespace}alert", or "alert" without a namespace
+    tables = _tables(tag[1 : tag.index("}")] if tag[:1] == "{" else "")
     found = _scan(element, tables.alert)
     sent = _time(found, "sent", "alert sent")
     if sent is None:

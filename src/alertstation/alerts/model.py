@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
@@ -159,44 +159,20 @@ class Alert:
         primary = primary_info(blocks)
         if primary is None:
             return cls(**header, infos=blocks)
-        same: dict[str, None] = {}
-        ugc: dict[str, None] = {}
-        descs, polygons = [], []
-        for area in primary.areas:  # geocodes("SAME", "FIPS6"), geocodes("UGC"), in one pass
-            if area.desc:
-                descs.append(area.desc)
-            polygons += area.polygons
-            for key, value in area.geocodes:
-                if key == "SAME" or key == "FIPS6":
-                    same[value] = None
-                elif key == "UGC":
-                    ugc[value] = None
-        return cls(
-            **header,
-            language=primary.language,
-            event=primary.event,
-            category=primary.categories[0] if primary.categories else "",
-            urgency=primary.urgency,
-            severity=primary.severity,
-            certainty=primary.certainty,
-            event_code=primary.event_code("SAME"),
-            effective=primary.effective or header.get("sent"),
-            onset=primary.onset,
-            expires=primary.expires,
-            ends=primary.ends,
-            sender_name=primary.sender_name,
-            headline=primary.headline,
-            description=primary.description,
-            instruction=primary.instruction,
-            response_types=primary.response_types,
-            area_desc="; ".join(descs),
-            same_codes=tuple(same),
-            ugc_codes=tuple(ugc),
-            vtec=primary.vtec,
-            eas_org=next((value for key, value in primary.parameters if key == "EAS-ORG"), ""),
-            polygons=tuple(polygons),
-            infos=blocks,
-        )
+        flat = _flatten(primary, header.get("sent"))
+        if cls is not Alert or not _REQUIRED <= header.keys() <= _HEADER_FIELDS:
+            return cls(**header, **flat, infos=blocks)
+        # What __init__ sets, set at once (a frozen dataclass's __init__ sets each of its 35
+        # fields through object.__setattr__): the header (only header fields, the required ones
+        # all given: checked above), the flattened primary block, every other field's default,
+        # in field order.
+        alert = object.__new__(Alert)
+        values = alert.__dict__
+        values.update(_TEMPLATE)
+        values.update(header)
+        values.update(flat)
+        values["infos"] = blocks
+        return alert
 
     @property
     def geocodes(self) -> frozenset[str]:
@@ -229,6 +205,60 @@ class ParseProblem:
     reason: str
     identifier: str = ""
     link: str = ""
+
+
+def _flatten(primary: AlertInfo, sent: datetime | None) -> dict[str, Any]:
+    """The fields of an ``Alert`` taken from its primary info block."""
+    same: dict[str, None] = {}
+    ugc: dict[str, None] = {}
+    descs, polygons = [], []
+    for area in primary.areas:  # geocodes("SAME", "FIPS6"), geocodes("UGC"), in one pass
+        if area.desc:
+            descs.append(area.desc)
+        polygons += area.polygons
+        for key, value in area.geocodes:
+            if key == "SAME" or key == "FIPS6":
+                same[value] = None
+            elif key == "UGC":
+                ugc[value] = None
+    return {
+        "language": primary.language,
+        "event": primary.event,
+        "category": primary.categories[0] if primary.categories else "",
+        "urgency": primary.urgency,
+        "severity": primary.severity,
+        "certainty": primary.certainty,
+        "event_code": primary.event_code("SAME"),
+        "effective": primary.effective or sent,
+        "onset": primary.onset,
+        "expires": primary.expires,
+        "ends": primary.ends,
+        "sender_name": primary.sender_name,
+        "headline": primary.headline,
+        "description": primary.description,
+        "instruction": primary.instruction,
+        "response_types": primary.response_types,
+        "area_desc": "; ".join(descs),
+        "same_codes": tuple(same),
+        "ugc_codes": tuple(ugc),
+        "vtec": primary.vtec,
+        "eas_org": next((value for key, value in primary.parameters if key == "EAS-ORG"), ""),
+        "polygons": tuple(polygons),
+    }
+
+
+_FIELDS = fields(Alert)
+#: Every field of ``Alert`` in order, with its default (None for the required ones).
+_TEMPLATE = {f.name: None if f.default is MISSING else f.default for f in _FIELDS}
+_REQUIRED = frozenset(f.name for f in _FIELDS if f.default is MISSING)
+_FLATTENED = frozenset(
+    ("language event category urgency severity certainty event_code effective onset expires ends "
+     "sender_name headline description instruction response_types area_desc same_codes ugc_codes "
+     "vtec eas_org polygons").split()
+)  # fmt: skip
+#: The fields ``from_infos`` takes from the caller (the rest come from the info blocks).
+_HEADER_FIELDS = frozenset(_TEMPLATE) - _FLATTENED - {"infos"}
+assert all(f.default_factory is MISSING for f in _FIELDS)  # _TEMPLATE holds every default
 
 
 def primary_info(infos: tuple[AlertInfo, ...]) -> AlertInfo | None:
