@@ -192,6 +192,7 @@ cdef extern from *:
        decides. x86-64 only (SSE2 is part of it); elsewhere it always returns 0. */
     #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     #include <emmintrin.h>
+    #include <tmmintrin.h>
     static inline uint32_t cidr_mask16(__m128i v, char ch) {
         return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(ch)));
     }
@@ -426,6 +427,101 @@ cdef extern from *:
         *value = (uint32_t)v4;
         return 1;
     }
+    /* Dotted quads with SSSE3 (picked at run time): the octet lengths (1 to 3 each, 81
+       layouts) choose a byte shuffle that puts each octet's digits right-aligned in its own
+       32-bit lane, and two multiply-adds turn the lanes into octet values. The same checks as
+       cidr_fast_ipv4: digits and three dots only, no empty octet, no leading zero, none over
+       255. */
+    static unsigned char cidr_shuffle4[81][16] __attribute__((aligned(16)));
+    static int cidr_has_ssse3 = 0;
+    static void cidr_init_ipv4(void) {
+        int pattern, k, i, start, len[4];
+        for (pattern = 0; pattern < 81; pattern++) {
+            len[0] = pattern % 3 + 1;
+            len[1] = pattern / 3 % 3 + 1;
+            len[2] = pattern / 9 % 3 + 1;
+            len[3] = pattern / 27 + 1;
+            for (start = 0, k = 0; k < 4; k++) {
+                for (i = 0; i < 3; i++) {
+                    int digit = i - (3 - len[k]);
+                    cidr_shuffle4[pattern][4 * k + i] =
+                        digit >= 0 ? (unsigned char)(start + digit) : 0x80;
+                }
+                cidr_shuffle4[pattern][4 * k + 3] = 0x80;
+                start += len[k] + 1;
+            }
+        }
+        __builtin_cpu_init();
+        cidr_has_ssse3 = __builtin_cpu_supports("ssse3");
+    }
+    __attribute__((target("ssse3")))
+    static inline int cidr_ipv4_ssse3(__m128i v, int length, uint32_t *value) {
+        __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+        __m128i isd = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), _mm_setzero_si128());
+        __m128i placed, octets;
+        uint32_t digits = (uint32_t)_mm_movemask_epi8(isd), dots = cidr_mask16(v, '.');
+        uint32_t zeros = cidr_mask16(v, '0'), m = dots & (dots - 1u), m3 = m & (m - 1u);
+        uint32_t p0, p1, p2, l0, l1, l2, l3;
+        if ((digits | dots) != (1u << length) - 1u || m3 == 0 || (m3 & (m3 - 1u)) != 0)
+            return 0;  /* only digits and dots, and three dots */
+        p0 = (uint32_t)__builtin_ctz(dots);
+        p1 = (uint32_t)__builtin_ctz(m);
+        p2 = (uint32_t)__builtin_ctz(m3);
+        l0 = p0 - 1u;  /* each octet's length less one: 0..2, or a huge value when empty */
+        l1 = p1 - p0 - 2u;
+        l2 = p2 - p1 - 2u;
+        l3 = (uint32_t)length - p2 - 2u;
+        if (((l0 > 2u) | (l1 > 2u) | (l2 > 2u) | (l3 > 2u))  /* empty, or 4+ digits */
+            || (zeros & digits & ~(digits << 1) & (digits >> 1)) != 0)  /* a leading zero */
+            return 0;
+        placed = _mm_shuffle_epi8(
+            d, _mm_load_si128((const __m128i *)cidr_shuffle4[l0 + 3u * l1 + 9u * l2 + 27u * l3]));
+        octets = _mm_madd_epi16(_mm_maddubs_epi16(placed, _mm_set1_epi32(0x00010A64)),
+                                _mm_set1_epi16(1));
+        if (_mm_movemask_epi8(_mm_cmpgt_epi32(octets, _mm_set1_epi32(255))) != 0) return 0;
+        octets = _mm_packus_epi16(_mm_packs_epi32(octets, octets), octets);
+        *value = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(octets));
+        return 1;
+    }
+    /* Parse the texts a run of dotted quads picks: ok[k] says whether pick k was taken (its
+       address in out[k]); what is not taken goes to the other parsers. */
+    __attribute__((target("ssse3")))
+    static void cidr_run4_ssse3(const char *const *texts, const Py_ssize_t *lengths,
+                                const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                                unsigned char *ok) {
+        unsigned char b[16];
+        const unsigned char *src;
+        Py_ssize_t k, length;
+        const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        for (k = 0; k < count; k++) {
+            src = (const unsigned char *)texts[pick[k]];
+            length = lengths[pick[k]];
+            if (length < 7 || length > 15) {
+                ok[k] = 0;
+                continue;
+            }
+            if (((uintptr_t)src & 4095u) > 4096u - 16u) {
+                memset(b, 0, sizeof b);
+                memcpy(b, src, (size_t)length);
+                src = b;
+            }
+            ok[k] = (unsigned char)cidr_ipv4_ssse3(
+                _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
+                              _mm_cmpgt_epi8(_mm_set1_epi8((char)length), idx)),
+                (int)length, &out[k]);
+        }
+    }
+    static void cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
+                          const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                          unsigned char *ok) {
+        Py_ssize_t k;
+        if (cidr_has_ssse3) {
+            cidr_run4_ssse3(texts, lengths, pick, count, out, ok);
+            return;
+        }
+        for (k = 0; k < count; k++)
+            ok[k] = (unsigned char)cidr_fast_parse4(texts[pick[k]], lengths[pick[k]], &out[k]);
+    }
     /* IPv6 text without a dotted tail only (1, else 0; a mapped IPv4 address comes out as
        its key): the IPv6 part of cidr_fast_parse alone, for a run of texts sorted as IPv6. */
     static inline int cidr_fast_parse6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
@@ -454,15 +550,30 @@ cdef extern from *:
     static inline int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) {
         return 0;
     }
+    static void cidr_init_ipv4(void) {}
+    static void cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
+                          const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                          unsigned char *ok) {
+        Py_ssize_t k;
+        for (k = 0; k < count; k++) ok[k] = 0;
+    }
     #endif
     """
     int cidr_fast_parse(
         const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
     ) noexcept nogil
     int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) noexcept nogil
+    void cidr_init_ipv4() noexcept
+    void cidr_run4(
+        const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+        Py_ssize_t count, uint32_t *out, unsigned char *ok,
+    ) noexcept nogil
     int cidr_fast_parse6(
         const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
     ) noexcept nogil
+
+
+cidr_init_ipv4()
 
 
 cdef int _parse_text_scalar(
@@ -1165,6 +1276,8 @@ cdef class PrefixTable:
         cdef Py_ssize_t lengths[C_CHUNK]
         cdef int32_t pick4[C_CHUNK]
         cdef int32_t pick6[C_CHUNK]
+        cdef uint32_t parsed4[C_CHUNK]
+        cdef unsigned char taken4[C_CHUNK]
         out = np.empty(n, dtype=np.int32)
         if n == 0:
             return out
@@ -1202,11 +1315,13 @@ cdef class PrefixTable:
                 else:
                     family = _parse_object(<object>item, &hi, &lo)
                     n4, n6 = _place(family, i, n, hi, lo, key, v4, found, labels, n4, n6)
+            cidr_run4(texts, lengths, pick4, c4, parsed4, taken4)
             for k in range(c4):
                 j = pick4[k]
-                found[n4] = <int32_t>(start + j)
-                labels[start + j] = 0
-                if cidr_fast_parse4(texts[j], lengths[j], &v4[n4]):
+                if taken4[k]:
+                    found[n4] = <int32_t>(start + j)
+                    v4[n4] = parsed4[k]
+                    labels[start + j] = 0
                     n4 += 1
                 else:
                     family = _parse_text(texts[j], lengths[j], &hi, &lo)
