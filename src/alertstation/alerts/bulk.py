@@ -300,10 +300,12 @@ class _RowInsert:
             return rows
         columns = [list(column) for column in zip(*rows, strict=True)] if rows else []
         for i, processor in self.processors:
-            seen: dict[datetime, Any] = {}  # a batch repeats its times: each is bound once
+            # A batch repeats its times, flags and NULLs: each such value is bound once per
+            # column (a bool is never looked up as the int equal to it: other types skip this).
+            seen: dict[Any, Any] = {}
             values = columns[i]
             for j, value in enumerate(values):
-                if type(value) is datetime:
+                if value is None or type(value) in _BOUND_ONCE:
                     done = seen.get(value, _MISSING)
                     if done is _MISSING:
                         done = seen[value] = processor(value)
@@ -342,6 +344,9 @@ class _RowInsert:
 
 
 _MISSING = object()
+#: Value types ``_RowInsert.bound`` binds once per distinct value (immutable, hashable, and
+#: never equal to a value of another type in the same column: a bool column holds bools).
+_BOUND_ONCE = frozenset({datetime, bool})
 
 
 @functools.lru_cache(maxsize=32)
