@@ -24,6 +24,10 @@ def parse_networks(
 def parse_addresses(values: list[object]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint8]]:
     """Return (keys uint64[n, 2], ok uint8[n]) for address strings; ok is 0 where refused."""
 
+def _use_ssse3(on: bool) -> bool:
+    """Let the batch parse dotted quads with SSSE3 (the default where the CPU has it) or not;
+    return whether it now does. For tests of the other path."""
+
 class PrefixTable:
     """Longest-prefix match over 128-bit keys; labels are the indexes of the given prefixes."""
 

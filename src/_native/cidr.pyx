@@ -454,6 +454,10 @@ cdef extern from *:
         __builtin_cpu_init();
         cidr_has_ssse3 = __builtin_cpu_supports("ssse3");
     }
+    static int cidr_use_ssse3(int on) {
+        cidr_has_ssse3 = on && __builtin_cpu_supports("ssse3");
+        return cidr_has_ssse3;
+    }
     __attribute__((target("ssse3")))
     static inline int cidr_ipv4_ssse3(__m128i v, int length, uint32_t *value) {
         __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
@@ -551,6 +555,7 @@ cdef extern from *:
         return 0;
     }
     static void cidr_init_ipv4(void) {}
+    static int cidr_use_ssse3(int on) { return 0; }
     static void cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
                           const int32_t *pick, Py_ssize_t count, uint32_t *out,
                           unsigned char *ok) {
@@ -564,6 +569,7 @@ cdef extern from *:
     ) noexcept nogil
     int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) noexcept nogil
     void cidr_init_ipv4() noexcept
+    int cidr_use_ssse3(int on) noexcept
     void cidr_run4(
         const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
         Py_ssize_t count, uint32_t *out, unsigned char *ok,
@@ -574,6 +580,12 @@ cdef extern from *:
 
 
 cidr_init_ipv4()
+
+
+def _use_ssse3(bint on):
+    """Let the batch parse dotted quads with SSSE3 (the default where the CPU has it) or not;
+    return whether it now does. For tests of the other path."""
+    return bool(cidr_use_ssse3(on))
 
 
 cdef int _parse_text_scalar(

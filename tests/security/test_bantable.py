@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import random
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -292,8 +293,18 @@ def test_every_prefix_length_at_the_edges_answers_in_batch_as_per_call() -> None
     assert [oracle.index(queries[i]) for i in sample] == [expected[i] for i in sample]
 
 
+@pytest.fixture(params=["ssse3", "sse2"])
+def ipv4_batch_parser(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a test with the batch's SSSE3 dotted-quad parser, then without it (SSE2)."""
+    native_cidr._use_ssse3(request.param == "ssse3")
+    try:
+        yield request.param
+    finally:
+        native_cidr._use_ssse3(True)
+
+
 @pytest.mark.parametrize("count", [1, 255, 256, 257, 769])
-def test_batches_sorted_by_family_answer_in_place(count: int) -> None:
+def test_batches_sorted_by_family_answer_in_place(count: int, ipv4_batch_parser: str) -> None:
     # The batch takes 256 items at a time, files IPv4 and IPv6 text in separate runs and
     # searches each family in its own run; every answer must land at its item's position,
     # whatever the mix, across chunk edges, with refusals and non-text items among them.
