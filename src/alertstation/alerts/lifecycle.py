@@ -132,15 +132,26 @@ def forward_refusal(alert: Alert, *, state: str, in_area: bool, events: Iterable
     forwarding goes; never a Cancel, never a message carrying a CAN or EXP action, never a
     message that only upgrades (UPG) an old event, never a continuation (CON, EXT, COR, ROU).
     """
+    # The checks in this order; the first that hits names the reason (each reason is built
+    # only when its check hits: this runs for every stored message of a batch).
     actions = {vtec.action for vtec in alert.vtec}
-    reasons = (
-        (alert.msg_type == "Cancel", "cancellation"),
-        (bool(actions & {"CAN", "EXP"}), "terminal VTEC action"),
-        (bool(actions) and not actions & FORWARD_ACTIONS, "no new event or area in the VTEC"),
-        (not actions and alert.msg_type != "Alert", f"msgType {alert.msg_type}"),
-        (state != ACTIVE, f"alert is {state}"),
-        (not in_area, "outside the broadcast area"),
-        (alert.status != "Actual", f"status {alert.status}"),
-        (alert.event_code not in set(events), "event not in the forward list"),
-    )
-    return next((reason for hit, reason in reasons if hit), "")
+    if alert.msg_type == "Cancel":
+        return "cancellation"
+    if actions & _TERMINAL_ACTIONS:
+        return "terminal VTEC action"
+    if actions and not actions & FORWARD_ACTIONS:
+        return "no new event or area in the VTEC"
+    if not actions and alert.msg_type != "Alert":
+        return f"msgType {alert.msg_type}"
+    if state != ACTIVE:
+        return f"alert is {state}"
+    if not in_area:
+        return "outside the broadcast area"
+    if alert.status != "Actual":
+        return f"status {alert.status}"
+    if alert.event_code not in set(events):
+        return "event not in the forward list"
+    return ""
+
+
+_TERMINAL_ACTIONS = frozenset({"CAN", "EXP"})
