@@ -110,11 +110,16 @@ def _file_reader(path: Path, limit: int) -> Callable[[], bytes]:
                 data = handle.read(limit + 1)
         except OSError as ex:
             raise InputError(f"cannot read {path}: {ex.strerror or ex}") from ex
-        if len(data) > limit:
-            raise TooLarge(f"over the limit of {limit} bytes; refused unread")
-        return data
+        return _within(data, limit)
 
     return read
+
+
+def _within(data: bytes, limit: int, declared: int = 0) -> bytes:
+    """Return ``data``; TooLarge when it (or the size its archive declares) is over ``limit``."""
+    if len(data) > limit or declared > limit:
+        raise TooLarge(f"over the limit of {limit} bytes; refused unread")
+    return data
 
 
 def _open_archive(path: Path, found: Inputs, stack: ExitStack, limit: int) -> None:
@@ -136,16 +141,13 @@ def _add_zip_members(path: Path, archive: zipfile.ZipFile, found: Inputs, limit:
 
     def reader(info: zipfile.ZipInfo) -> Callable[[], bytes]:
         def read() -> bytes:
-            if info.file_size > limit:
-                raise TooLarge(f"over the limit of {limit} bytes; refused unread")
+            _within(b"", limit, info.file_size)
             try:
                 with archive.open(info) as member:
                     data = member.read(limit + 1)  # the declared size is not trusted
             except (OSError, zipfile.BadZipFile, RuntimeError, EOFError) as ex:
                 raise InputError(f"cannot read {path}:{info.filename}: {ex}") from ex
-            if len(data) > limit:
-                raise TooLarge(f"over the limit of {limit} bytes; refused unread")
-            return data
+            return _within(data, limit)
 
         return read
 
@@ -164,14 +166,13 @@ def _add_tar_members(path: Path, tar: tarfile.TarFile, found: Inputs, limit: int
 
     def reader(member: tarfile.TarInfo) -> Callable[[], bytes]:
         def read() -> bytes:
-            if member.size > limit:
-                raise TooLarge(f"over the limit of {limit} bytes; refused unread")
+            _within(b"", limit, member.size)
             try:
                 handle = tar.extractfile(member)
                 data = handle.read(limit + 1) if handle is not None else b""
             except (OSError, tarfile.TarError, EOFError) as ex:
                 raise InputError(f"cannot read {path}:{member.name}: {ex}") from ex
-            return data
+            return _within(data, limit)
 
         return read
 
