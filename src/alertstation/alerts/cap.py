@@ -16,10 +16,12 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
+from alertstation.alerts.capfast import fast_fields
 from alertstation.alerts.model import (
     MSG_TYPES,
     SCOPES,
     STATUSES,
+    UNSIGNED,
     Alert,
     AlertInfo,
     Area,
@@ -59,6 +61,9 @@ def parse_cap_xml(
     """
     raw = as_bytes(data)
     check_size(raw, MAX_MESSAGE_BYTES, "CAP message")
+    alert = _fast_alert(raw, source)
+    if alert is not None:
+        return alert
     documents = split_documents(raw)
     if len(documents) != 1:
         raise AlertParseError(
@@ -82,6 +87,23 @@ def _alert_from_document(
     )
 
 
+def _fast_alert(raw: bytes, source: Source) -> Alert | None:
+    """The alert of a plain, unsigned message read by the compiled reader (``capfast``).
+
+    None when that reader declines the message or its fields do not check: the full path then
+    reads it again and names the problem exactly as it always has.
+    """
+    found = fast_fields(raw)
+    if found is None:
+        return None
+    fields, text = found
+    try:
+        header = _build_alert(fields)
+    except AlertParseError:
+        return None
+    return Alert.from_infos(**header, source=source, raw=text, signature=UNSIGNED)
+
+
 def _document_text(raw: bytes, root: etree._Element) -> str:
     """The document as text (``decode_text``); its declared encoding is looked up only if needed."""
     try:
@@ -101,6 +123,9 @@ def parse_cap_feed(
     """
     raw = as_bytes(data)
     check_size(raw, MAX_FEED_BYTES, "CAP feed")
+    alert = _fast_alert(raw, "cap-xml")
+    if alert is not None:
+        return [alert]
     documents = split_documents(raw)
     if len(documents) > 1:
         return [
@@ -152,12 +177,14 @@ def parse_references(text: str) -> tuple[Reference, ...]:
     return tuple(found)
 
 
-# The one-pass reader. Each element's children are walked once: a child whose tag (in the
-# alert's namespace) names a field is dispatched by a table, the text of a single-valued field
-# is read once from its first occurrence, repeated fields (info, area, category, geocode, ...)
-# collect their elements in order. Elements of other namespaces, comments and processing
-# instructions match no entry. What it returns and rejects is what the per-field reader of
-# 2.8.0 did (tests/alerts/cap_reference.py holds it to that).
+# Reading is two steps. The first, ``read_fields``, walks the tree once and returns its raw
+# fields: each element's children are walked once, a child whose tag (in the alert's namespace)
+# names a field is dispatched by a table, the text of a single-valued field is read once from its
+# first occurrence, and repeated fields (info, area, category, geocode, ...) are read in order.
+# Elements of other namespaces, comments and processing instructions match no entry. The
+# compiled reader of ``alertstation.alerts.capfast`` returns the same fields straight from the
+# bytes. The second step, ``_build_alert``, checks and converts them. What the two return and
+# reject is what the per-field reader of 2.8.0 did (tests/alerts/cap_reference.py holds it to that).
 
 _ALERT_ONE = ("identifier", "sender", "sent", "status", "msgType", "scope", "references", "note")
 _ALERT_ONE += ("incidents",)
@@ -238,16 +265,8 @@ def _scan(parent: etree._Element, table: _Table) -> dict[str, Any]:
     return found
 
 
-def _texts(elements: list[etree._Element] | None) -> tuple[str, ...]:
-    if not elements:
-        return ()
-    return tuple(value for value in map(_text, elements) if value)
-
-
-def _pairs(elements: list[etree._Element] | None, tables: _Tables) -> tuple[tuple[str, str], ...]:
+def _pairs(elements: list[etree._Element], tables: _Tables) -> list[tuple[str, str]]:
     """Read ``valueName``/``value`` children (eventCode, parameter, geocode): the first of each."""
-    if not elements:
-        return ()
     name_tag, value_tag = tables.value_name, tables.value
     pairs = []
     for element in elements:
@@ -268,7 +287,51 @@ def _pairs(elements: list[etree._Element] | None, tables: _Tables) -> tuple[tupl
                     text = child.text
                     value = text.strip() if text else ""
         pairs.append((key or "", value or ""))
-    return tuple(pairs)
+    return pairs
+
+
+def read_fields(element: etree._Element) -> dict[str, Any]:
+    """Read a CAP ``<alert>`` element's raw fields, unchecked.
+
+    Single fields map to their stripped text. ``info`` is a list of dicts of the same shape, and
+    so is each info's ``area``. ``category``, ``responseType``, ``polygon`` and ``circle`` are
+    lists of stripped texts (blank ones included); ``eventCode``, ``parameter`` and ``geocode``
+    are lists of ``(valueName, value)`` pairs. A field that does not occur is not in its dict.
+    """
+    tag = element.tag  # "{namespace}alert", or "alert" without a namespace
+    tables = _tables(tag[1 : tag.index("}")] if tag[:1] == "{" else "")
+    found = _scan(element, tables.alert)
+    infos = found.get("info")
+    if infos:
+        found["info"] = [_info_fields(tables, info) for info in infos]
+    return found
+
+
+def _info_fields(tables: _Tables, element: etree._Element) -> dict[str, Any]:
+    found = _scan(element, tables.info)
+    for name in ("category", "responseType"):
+        if name in found:
+            found[name] = [_text(child) for child in found[name]]
+    for name in ("eventCode", "parameter"):
+        if name in found:
+            found[name] = _pairs(found[name], tables)
+    if "area" in found:
+        found["area"] = [_area_fields(tables, area) for area in found["area"]]
+    return found
+
+
+def _area_fields(tables: _Tables, element: etree._Element) -> dict[str, Any]:
+    found = _scan(element, tables.area)
+    for name in ("polygon", "circle"):
+        if name in found:
+            found[name] = [_text(child) for child in found[name]]
+    if "geocode" in found:
+        found["geocode"] = _pairs(found["geocode"], tables)
+    return found
+
+
+def _texts(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(value for value in values if value) if values else ()
 
 
 def _required(found: dict[str, Any], name: str) -> str:
@@ -293,20 +356,20 @@ def _time(found: dict[str, Any], name: str, what: str) -> datetime | None:
 
 
 def _read_alert(element: etree._Element) -> dict[str, Any]:
-    """Read an ``<alert>``'s fields as the keyword arguments of ``Alert.from_infos``.
+    """Read an ``<alert>``'s fields as the keyword arguments of ``Alert.from_infos``."""
+    return _build_alert(read_fields(element))
+
+
+def _build_alert(found: dict[str, Any]) -> dict[str, Any]:
+    """Check and convert the raw fields of ``read_fields`` into ``Alert.from_infos`` arguments.
 
     Errors come in the order the per-field reader raised them: sent, then each info block,
     then identifier, sender, status, msgType, scope and references.
     """
-    tag = element.tag  # "{namespace}alert", or "alert" without a namespace
-    tables = _tables(tag[1 : tag.index("}")] if tag[:1] == "{" else "")
-    found = _scan(element, tables.alert)
     sent = _time(found, "sent", "alert sent")
     if sent is None:
         raise AlertParseError("alert has no <sent> time")
-    infos = tuple(
-        _info(tables, info, position) for position, info in enumerate(found.get("info", ()))
-    )
+    infos = tuple(_info(info, position) for position, info in enumerate(found.get("info", ())))
     return {
         "infos": infos,
         "identifier": _required(found, "identifier"),
@@ -321,10 +384,9 @@ def _read_alert(element: etree._Element) -> dict[str, Any]:
     }
 
 
-def _info(tables: _Tables, element: etree._Element, position: int) -> AlertInfo:
+def _info(found: dict[str, Any], position: int) -> AlertInfo:
     where = f"info {position}"
-    found = _scan(element, tables.info)
-    parameters = _pairs(found.get("parameter"), tables)
+    parameters = tuple(found.get("parameter", ()))
     vtec_values = [value for key, value in parameters if key == "VTEC"]
     try:
         vtec = parse_vtec_strings(vtec_values) if vtec_values else ()
@@ -339,7 +401,7 @@ def _info(tables: _Tables, element: etree._Element, position: int) -> AlertInfo:
         found.get("urgency", ""),
         found.get("severity", ""),
         found.get("certainty", ""),
-        _pairs(found.get("eventCode"), tables),
+        tuple(found.get("eventCode", ())),
         _time(found, "effective", f"{where} effective"),
         _time(found, "onset", f"{where} onset"),
         _time(found, "expires", f"{where} expires"),
@@ -351,17 +413,14 @@ def _info(tables: _Tables, element: etree._Element, position: int) -> AlertInfo:
         found.get("web", ""),
         parameters,
         vtec,
-        tuple(_area(tables, area) for area in found.get("area", ())),
+        tuple(_area(area) for area in found.get("area", ())),
     )
 
 
-def _area(tables: _Tables, element: etree._Element) -> Area:
-    found = _scan(element, tables.area)
+def _area(found: dict[str, Any]) -> Area:
     # One code per geocode in CAP; a value holding several (old summaries) is split on spaces.
     geocodes = tuple(
-        (name, code)
-        for name, value in _pairs(found.get("geocode"), tables)
-        for code in value.split()
+        (name, code) for name, value in found.get("geocode", ()) for code in value.split()
     )
     return Area(
         found.get("areaDesc", ""),
