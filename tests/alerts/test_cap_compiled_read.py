@@ -165,6 +165,60 @@ def test_what_the_reader_declines_parses_as_before(name: str) -> None:
         assert capfast.fast_fields(data) is None
 
 
+BODY = SAMPLE[SAMPLE.index(b"<alert") :]
+
+
+def before_identifier(text: bytes) -> bytes:
+    return BODY.replace(b"<identifier>", text + b"<identifier>", 1)
+
+
+EDGES = {
+    # XML declarations: expat takes any version number, libxml2 does not.
+    "version 1.1": b'<?xml version="1.1" encoding="UTF-8"?>\n' + BODY,
+    "version 2.0": b'<?xml version="2.0" encoding="UTF-8"?>\n' + BODY,
+    "version 1.x": b'<?xml version="1.x"?>\n' + BODY,
+    "single quotes": b"<?xml version='1.0' encoding='UTF-8'?>\n" + BODY,
+    "standalone maybe": b'<?xml version="1.0" standalone="maybe"?>\n' + BODY,
+    "encoding utf8": b'<?xml version="1.0" encoding="utf8"?>\n' + BODY,
+    "encoding latin-1, ASCII text": b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' + BODY,
+    "byte order mark": b"\xef\xbb\xbf" + BODY,
+    "space before the declaration": b" " + SAMPLE,
+    # Namespaces: each refused by one parser is refused by the other.
+    "empty prefixed namespace": before_identifier(b'<p:x xmlns:p=""/>'),
+    "xml prefix rebound": before_identifier(b'<x xmlns:xml="urn:x"/>'),
+    "xmlns prefix declared": before_identifier(b'<x xmlns:xmlns="urn:x"/>'),
+    "relative namespace": before_identifier(b'<x xmlns="rel/ative"/>'),
+    "attribute twice by namespace": before_identifier(
+        b'<x xmlns:a="urn:a" xmlns:b="urn:a" a:q="1" b:q="2"/>'
+    ),
+    "two colons": before_identifier(b'<a:b:c xmlns:a="urn:a"/>'),
+    # Characters and markup.
+    "reference to U+0001": BODY.replace(b"<identifier>", b"<identifier>&#1;", 1),
+    "reference to a surrogate": BODY.replace(b"<identifier>", b"<identifier>&#xD800;", 1),
+    "U+FFFE": BODY.replace(b"<identifier>", b"<identifier>\xef\xbf\xbe", 1),
+    "C1 control": BODY.replace(b"<identifier>", b"<identifier>\xc2\x85", 1),
+    "no-break space": BODY.replace(b"<identifier>", b"<identifier>\xc2\xa0", 1),
+    "CR LF": BODY.replace(b"\n", b"\r\n"),
+    "CR": BODY.replace(b"\n", b"\r"),
+    "undefined entity": BODY.replace(b"<identifier>", b"<identifier>&foo;", 1),
+    "]]> in text": BODY.replace(b"<identifier>", b"<identifier>]]>", 1),
+    "PI named XmL": before_identifier(b"<?XmL a?>"),
+    "PI named xml-stylesheet": before_identifier(b"<?xml-stylesheet a?>"),
+    "-- in a comment": before_identifier(b"<!-- a -- b -->"),
+    "comment after the root": BODY + b"<!-- end -->",
+    "3,000 attributes": before_identifier(
+        b"<x " + b" ".join(b'a%d="1"' % i for i in range(3000)) + b"/>"
+    ),
+    "1.5 MB of text": before_identifier(b"<note>" + b"x" * 1_500_000 + b"</note>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edge_cases_parse_as_without_the_reader(name: str) -> None:
+    data = EDGES[name]
+    assert outcome(parse_any, data) == full_path(parse_any, data)
+
+
 def test_nesting_within_the_limit_is_read() -> None:
     data = deep(40)
     fields = capread.read(data)

@@ -14,6 +14,7 @@ entity declarations, nothing external and no entity expansion to bound.
 
 from __future__ import annotations
 
+import re
 from types import ModuleType
 from typing import Any
 
@@ -25,6 +26,14 @@ if _native is not None and _native.UNUSABLE:
     _native = None
 
 
+#: An XML declaration at the start, and one that names version 1.0 (expat takes any version
+#: number; libxml2, which the full path parses with, refuses all but 1.x and warns on 1.1).
+_DECLARATION = re.compile(rb"(?:\xef\xbb\xbf)?<\?xml[ \t\r\n]")
+_VERSION_1_0 = re.compile(
+    rb"(?:\xef\xbb\xbf)?<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(['\"])1\.0\1"
+)
+
+
 def available() -> bool:
     """Tell whether the compiled reader is built and usable in this interpreter."""
     return _native is not None
@@ -34,10 +43,12 @@ def fast_fields(raw: bytes) -> tuple[dict[str, Any], str] | None:
     """Return a CAP message's raw fields and its text, or None to take the full path.
 
     Only UTF-8 (or ASCII) messages up to ``MAX_MESSAGE_BYTES`` with no NUL byte (so no UTF-16 or
-    UTF-32) and no ``<!DOCTYPE`` are tried; the reader itself declines the rest (see
-    ``alertstation._native.capread``).
+    UTF-32), no ``<!DOCTYPE`` and no XML declaration other than version 1.0 are tried; the
+    reader itself declines the rest (see ``alertstation._native.capread``).
     """
     if _native is None or len(raw) > MAX_MESSAGE_BYTES or b"\0" in raw or b"<!DOCTYPE" in raw:
+        return None
+    if _DECLARATION.match(raw) and not _VERSION_1_0.match(raw):
         return None
     try:
         text = raw.decode("utf-8-sig")
