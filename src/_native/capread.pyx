@@ -359,8 +359,9 @@ cdef void _on_doctype(void* data, const char* name, const char* system, const ch
 def read(const unsigned char[::1] document not None):
     """Return the raw fields of a CAP ``<alert>`` document, or None to take the full path.
 
-    The fields are those of ``alertstation.alerts.cap.read_fields``. ``document`` must hold no
-    NUL byte and no ``<!DOCTYPE`` (the caller checks; a DOCTYPE seen anyway declines).
+    The fields are those of ``alertstation.alerts.cap.read_fields``. The caller checks the bytes
+    first (``alertstation.alerts.capfast.fast_fields``): no NUL byte, no ``<!DOCTYPE`` (a DOCTYPE
+    seen anyway declines) and no XML declaration but version 1.0, which expat does not check.
     """
     if _capi == NULL:
         return None
