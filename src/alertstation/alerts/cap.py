@@ -308,25 +308,28 @@ def read_fields(element: etree._Element) -> dict[str, Any]:
 
 
 def _info_fields(tables: _Tables, element: etree._Element) -> dict[str, Any]:
-    found = _scan(element, tables.info)
-    for name in ("category", "responseType"):
-        if name in found:
-            found[name] = [_text(child) for child in found[name]]
-    for name in ("eventCode", "parameter"):
-        if name in found:
-            found[name] = _pairs(found[name], tables)
+    found = _fields(element, tables.info, tables, ("category", "responseType"))
     if "area" in found:
-        found["area"] = [_area_fields(tables, area) for area in found["area"]]
+        found["area"] = [
+            _fields(area, tables.area, tables, ("polygon", "circle")) for area in found["area"]
+        ]
     return found
 
 
-def _area_fields(tables: _Tables, element: etree._Element) -> dict[str, Any]:
-    found = _scan(element, tables.area)
-    for name in ("polygon", "circle"):
+_PAIRED = ("eventCode", "parameter", "geocode")
+
+
+def _fields(
+    element: etree._Element, table: _Table, tables: _Tables, texts: tuple[str, ...]
+) -> dict[str, Any]:
+    """``_scan`` of an info or area, with its repeated texts and pairs read."""
+    found = _scan(element, table)
+    for name in texts:
         if name in found:
             found[name] = [_text(child) for child in found[name]]
-    if "geocode" in found:
-        found["geocode"] = _pairs(found["geocode"], tables)
+    for name in _PAIRED:
+        if name in found:
+            found[name] = _pairs(found[name], tables)
     return found
 
 
