@@ -14,6 +14,10 @@ Untrusted XML goes through two walls before any field is read:
    document, then refuses any tree that still carries a DTD.
 
 Size limits are checked on the raw bytes before either pass.
+
+A plain message (one unsigned CAP ``<alert>`` in UTF-8) is read instead by the compiled expat
+pass of ``alertstation.alerts.capfast``, which refuses a DOCTYPE the same way and declines
+anything it is not sure to read as these two walls would; what it declines comes here.
 """
 
 from __future__ import annotations
