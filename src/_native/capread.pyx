@@ -63,6 +63,7 @@ cdef struct ExpatCAPI:
 cdef enum:
     MAX_DEPTH = 64
     MAX_NAME = 1024
+    CHUNK = 65536  # bytes fed to expat at a time: a declined body is not read to its end
 
 # What an element is to the reader.
 cdef enum Kind:
@@ -84,15 +85,6 @@ cdef const char* CAP12 = b"urn:oasis:names:tc:emergency:cap:1.2"
 cdef const char* CAP11 = b"urn:oasis:names:tc:emergency:cap:1.1"
 cdef const char* SIGNATURE = b"http://www.w3.org/2000/09/xmldsig#}Signature"
 cdef const char* SEPARATOR = b"}"
-
-# Field names by the element they sit in: single fields, then repeated ones.
-_ALERT_ONE = ("identifier", "sender", "sent", "status", "msgType", "scope", "references",
-              "note", "incidents")
-_INFO_ONE = ("language", "event", "urgency", "severity", "certainty", "effective", "onset",
-             "expires", "senderName", "headline", "description", "instruction", "web")
-_INFO_TEXTS = ("category", "responseType")
-_INFO_PAIRS = ("eventCode", "parameter")
-_AREA_TEXTS = ("polygon", "circle")
 
 cdef ExpatCAPI* _capi = NULL
 cdef unsigned long _salt = 0
@@ -126,17 +118,35 @@ cdef int _index(const char* name, tuple names) except -2:
     return -1
 
 
-def _encoded(names: tuple) -> tuple:
-    return tuple(name.encode() for name in names)
+@cython.final
+cdef class _Table:
+    """The fields of one element kind (alert, info, area) by local name, and its child kind."""
+
+    cdef tuple one, one_b  # single fields: the field names, and the same as UTF-8 bytes
+    cdef tuple texts, texts_b  # repeated texts
+    cdef tuple pairs, pairs_b  # repeated (valueName, value) pairs
+    cdef bytes child  # the repeated child element with fields of its own, or b""
+    cdef int child_kind
+
+    def __init__(self, tuple one, tuple texts, tuple pairs, str child="", int child_kind=0):
+        self.one, self.texts, self.pairs = one, texts, pairs
+        self.one_b, self.texts_b, self.pairs_b = [
+            tuple(name.encode() for name in names) for names in (one, texts, pairs)
+        ]
+        self.child, self.child_kind = child.encode(), child_kind
 
 
-_ALERT_ONE_B = _encoded(_ALERT_ONE)
-_INFO_ONE_B = _encoded(_INFO_ONE)
-_INFO_TEXTS_B = _encoded(_INFO_TEXTS)
-_INFO_PAIRS_B = _encoded(_INFO_PAIRS)
-_AREA_TEXTS_B = _encoded(_AREA_TEXTS)
-_AREA_PAIRS = ("geocode",)
-_AREA_PAIRS_B = _encoded(_AREA_PAIRS)
+# The field names of cap.read_fields, by the element they sit in.
+cdef _Table _ALERT = _Table(
+    ("identifier", "sender", "sent", "status", "msgType", "scope", "references", "note",
+     "incidents"), (), (), "info", INFO
+)
+cdef _Table _INFO = _Table(
+    ("language", "event", "urgency", "severity", "certainty", "effective", "onset", "expires",
+     "senderName", "headline", "description", "instruction", "web"),
+    ("category", "responseType"), ("eventCode", "parameter"), "area", AREA
+)
+cdef _Table _AREA = _Table(("areaDesc",), ("polygon", "circle"), ("geocode",))
 
 
 @cython.final
@@ -201,18 +211,11 @@ cdef class _Reader:
             return 0
         fields = <dict>self.frames[depth - 1]
         if parent == ALERT:
-            return self.start_in(depth, fields, local, _ALERT_ONE, _ALERT_ONE_B, (), (), (), (),
-                                 b"info", INFO)
+            return self.start_in(depth, fields, local, _ALERT)
         if parent == INFO:
-            return self.start_in(depth, fields, local, _INFO_ONE, _INFO_ONE_B, _INFO_TEXTS,
-                                 _INFO_TEXTS_B, _INFO_PAIRS, _INFO_PAIRS_B, b"area", AREA)
+            return self.start_in(depth, fields, local, _INFO)
         if parent == AREA:
-            if strcmp(local, b"areaDesc") == 0:
-                if "areaDesc" not in fields:
-                    self.collect(depth, ONE, fields, "areaDesc")
-                return 0
-            return self.start_in(depth, fields, local, (), (), _AREA_TEXTS, _AREA_TEXTS_B,
-                                 _AREA_PAIRS, _AREA_PAIRS_B, b"", 0)
+            return self.start_in(depth, fields, local, _AREA)
         return 0
 
     cdef int start_root(self, const char* name) except -1:
@@ -230,39 +233,37 @@ cdef class _Reader:
         self.kinds[1] = ALERT
         return 0
 
-    cdef int start_in(self, int depth, dict fields, const char* local, tuple one, tuple one_b,
-                      tuple texts, tuple texts_b, tuple pairs, tuple pairs_b, const char* child,
-                      int child_kind) except -1:
+    cdef int start_in(self, int depth, dict fields, const char* local, _Table table) except -1:
         """Dispatch a child of an alert, info or area element by its local name."""
-        cdef int i = _index(local, one_b)
+        cdef int i = _index(local, table.one_b)
         cdef dict inner
         cdef list found
         if i >= 0:
-            name = one[i]
+            name = table.one[i]
             if name not in fields:
                 self.collect(depth, ONE, fields, name)
             return 0
-        i = _index(local, texts_b)
+        i = _index(local, table.texts_b)
         if i >= 0:
-            self.collect(depth, LIST, fields, texts[i])
+            self.collect(depth, LIST, fields, table.texts[i])
             return 0
-        i = _index(local, pairs_b)
+        i = _index(local, table.pairs_b)
         if i >= 0:
             self.kinds[depth] = PAIR
             self.pair_fields = fields
-            self.pair_key = pairs[i]
+            self.pair_key = table.pairs[i]
             self.pair_name = self.pair_value = None
             return 0
-        if child_kind and strcmp(local, child) == 0:
+        if table.child_kind and strcmp(local, table.child) == 0:
             inner = {}
-            name = "info" if child_kind == INFO else "area"
+            name = "info" if table.child_kind == INFO else "area"
             found = fields.get(name)
             if found is None:
                 fields[name] = [inner]
             else:
                 found.append(inner)
             self.frames[depth] = inner
-            self.kinds[depth] = child_kind
+            self.kinds[depth] = table.child_kind
         return 0
 
     cdef void collect(self, int depth, Sink sink, object target, object name):
@@ -365,11 +366,12 @@ def read(const unsigned char[::1] document not None):
     """
     if _capi == NULL:
         return None
-    if document.shape[0] == 0 or document.shape[0] > 0x7FFFFFFF:
+    if document.shape[0] == 0:
         return None
     cdef _Reader reader = _Reader()
     cdef XMLParser parser = _capi.ParserCreate_MM(NULL, NULL, SEPARATOR)
-    cdef int status
+    cdef int status, final
+    cdef Py_ssize_t size = document.shape[0], fed = 0, step
     if parser == NULL:
         raise MemoryError()
     try:
@@ -379,7 +381,13 @@ def read(const unsigned char[::1] document not None):
         _capi.SetElementHandler(parser, _on_start, _on_end)
         _capi.SetCharacterDataHandler(parser, _on_characters)
         _capi.SetStartDoctypeDeclHandler(parser, _on_doctype)
-        status = _capi.Parse(parser, <const char*>&document[0], <int>document.shape[0], 1)
+        while True:
+            step = min(<Py_ssize_t>CHUNK, size - fed)
+            final = fed + step >= size
+            status = _capi.Parse(parser, <const char*>&document[fed], <int>step, final)
+            fed += step
+            if status != 1 or reader.declined or final:
+                break
     finally:
         _capi.ParserFree(parser)
     if status != 1 or reader.declined or reader.root is None:

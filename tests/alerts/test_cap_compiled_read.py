@@ -8,7 +8,6 @@ declines, the full path still reads or refuses exactly as it did without it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,6 @@ capread = pytest.importorskip("alertstation._native.capread")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
 CAP12 = "urn:oasis:names:tc:emergency:cap:1.2"
-
-
-@pytest.fixture
-def full_path_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run the parsers without the compiled reader (the path every declined message takes)."""
-    monkeypatch.setattr(capfast, "_native", None)
-    yield
 
 
 def full_path(parse: Any, data: bytes) -> Any:
@@ -275,7 +267,8 @@ def test_a_message_over_the_message_limit_takes_the_full_path() -> None:
     assert parse_cap_feed(data) == full_path(parse_cap_feed, data)
 
 
-def test_parsing_without_the_reader_still_works(full_path_only: None) -> None:
+def test_parsing_without_the_reader_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capfast, "_native", None)
     assert not capfast.available()
     [alert] = parse_cap_feed(SAMPLE)
     assert alert.identifier and alert.raw == SAMPLE.decode("utf-8-sig")
