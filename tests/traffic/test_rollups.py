@@ -99,7 +99,9 @@ def test_rolled_up_days_give_the_dashboard_the_raw_rows_give_and_follow_changes(
     with engine.connect() as conn:
         assert daily.newest_day(conn) == today - 1
         stored_days = conn.execute(select(func.count()).select_from(web_request_days)).scalar()
-    assert stored_days and stored_days >= 20
+    # Rows cover the 20 days before now: 19 whole days, and the 20th only from now's time of day
+    # to its midnight, which late in the UTC day may hold no row at all.
+    assert stored_days and stored_days >= 19
     assert unfiltered() == from_raw_rows
 
     # A late request into a day already rolled up: that day and the later ones are dropped.
