@@ -32,6 +32,7 @@ LAYERS: Mapping[str, int] = {
     # 1: the ground every layer stands on
     "__init__": 1,
     "_native": 1,
+    "collector": 1,
     "db": 1,
     "errors": 1,
     "logs": 1,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from datetime import datetime
 from pathlib import Path
@@ -183,3 +184,16 @@ def accesslog_moment(line: str) -> float:
     seen = parse_combined(line)
     assert seen is not None
     return seen.ts
+
+
+def test_the_import_runs_with_the_cyclic_collector_paused_and_resumes_it(
+    engine: Engine, now: datetime, lines: list[str]
+) -> None:
+    seen: list[bool] = []
+    result = import_lines(
+        engine, iter(line.encode() for line in lines[:50]), "combined", None,
+        progress=lambda: seen.append(gc.isenabled()), now=now,
+    )  # fmt: skip
+    assert result.imported == 50
+    assert seen == [False] * 50
+    assert gc.isenabled()

@@ -47,6 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
+from alertstation import collector
 from alertstation.alerts import lifecycle
 from alertstation.alerts.boundary.tables import BOUNDARY_ROW, station_boundary
 from alertstation.alerts.dispatch import parse_any
@@ -946,7 +947,7 @@ def ingest_items(
     positions = [i for i, item in enumerate(items) if not isinstance(item, ImportProblem)]
     for part in _chunks(positions, max(1, chunk)):
         alerts = [items[i] for i in part]
-        with begin_write(engine) as conn:
+        with collector.paused(), begin_write(engine) as conn:
             done = ingest_batch(conn, alerts, None, explicit=explicit, now=now)  # type: ignore[arg-type]
         for i, result in zip(part, done, strict=True):
             results[i] = result
@@ -964,11 +965,16 @@ def import_bodies(
     trust: Trust = None,
     chunk: int = CHUNK,
 ) -> list[Item]:
-    """Parse every (body, source) and ingest all their alerts in chunks of ``chunk``."""
+    """Parse every (body, source) and ingest all their alerts in chunks of ``chunk``.
+
+    The cyclic collector is paused for the whole call (``alertstation.collector``): every parsed
+    alert stays alive until its chunk is written, so its passes would find nothing to free.
+    """
     items: list[Alert | ImportProblem] = []
-    for data, source in bodies:
-        items += parse_body(data, source, now=now, trust=trust)
-    return ingest_items(engine, items, explicit=explicit, now=now, chunk=chunk)
+    with collector.paused():
+        for data, source in bodies:
+            items += parse_body(data, source, now=now, trust=trust)
+        return ingest_items(engine, items, explicit=explicit, now=now, chunk=chunk)
 
 
 def import_messages(

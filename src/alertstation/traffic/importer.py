@@ -25,6 +25,7 @@ from typing import IO, Any
 import orjson
 from sqlalchemy import Engine
 
+from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses, rollups
@@ -191,6 +192,19 @@ def import_lines(
     tallying the days that had no rows before from the rows as they stream by
     (``traffic.import_rollups``); without, the rollups are left to the next read or hourly job.
     """
+    with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
+        return _import_lines(engine, lines, log_format, locator, result, progress, now)
+
+
+def _import_lines(
+    engine: Engine,
+    lines: Iterator[bytes],
+    log_format: str,
+    locator: Locator | None,
+    result: ImportResult | None,
+    progress: Callable[[], None],
+    now: datetime | None,
+) -> ImportResult:
     result = result if result is not None else ImportResult()
     with engine.connect() as conn:
         settings = load_settings(conn)
