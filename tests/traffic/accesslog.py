@@ -30,11 +30,36 @@ PATHS = [
 ]
 REFERRERS = ["-", "-", "https://www.google.com/search?q=eas+alerts", "https://example.org/news"]
 STATUSES = [200, 200, 200, 200, 304, 301, 404, 500]
+#: What a log facing the internet also holds (``lines(..., odd=True)``): request lines that are
+#: "-" or not HTTP, odd methods and protocols, encoded and absolute-form targets, API calls and
+#: loopback health checks (which the default collection settings leave out).
+ODD_REQUESTS = [
+    "-",
+    "\\x16\\x03\\x01\\x00\\xF4\\x01\\x00\\x00\\xF0\\x03\\x03",
+    "SSH-2.0-Go",
+    "PRI * HTTP/2.0",
+    "get /alerts HTTP/1.1",
+    "GET /",
+    "GET /status HTTP/9.9",
+    "PROPFIND /dav HTTP/1.1",
+    "CONNECT example.com:443 HTTP/1.1",
+    "GET http://example.com/ HTTP/1.1",
+    "GET /a%20b/%7Euser?x=%3F HTTP/1.1",
+    "GET /caf%C3%A9 HTTP/2.0",
+    "GET /bad%zz HTTP/1.1",
+    "GET /sp ace HTTP/1.1",
+    "POST /api/alerts HTTP/1.1",
+    "GET /api/broadcast/state HTTP/1.1",
+]
+ODD_HOSTS = ["127.0.0.1", "::1"]
 
 
-def lines(count: int, end: datetime, days: int = 30, seed: int = 11) -> list[str]:
+def lines(
+    count: int, end: datetime, days: int = 30, seed: int = 11, odd: bool = False
+) -> list[str]:
     """Return ``count`` combined-format lines spread over ``days`` days before ``end``, in
-    time order, from a few hundred IPv4 and IPv6 addresses."""
+    time order, from a few hundred IPv4 and IPv6 addresses; with ``odd``, about one in five
+    has an ``ODD_REQUESTS`` request line, a tenth of those from ``ODD_HOSTS``."""
     rng = random.Random(seed)
     v4 = [f"198.51.{rng.randint(0, 255)}.{rng.randint(1, 254)}" for _ in range(300)]
     v6 = [f"2001:db8:{rng.randint(0, 65535):x}::{rng.randint(1, 65535):x}" for _ in range(60)]
@@ -49,18 +74,24 @@ def lines(count: int, end: datetime, days: int = 30, seed: int = 11) -> list[str
         method = "POST" if rng.random() < 0.03 else "GET"
         query = f"?page={rng.randint(1, 3)}" if rng.random() < 0.1 else ""
         size = 0 if status == 304 else rng.randint(100, 60_000)
+        host, request = rng.choice(hosts), f"{method} {rng.choice(PATHS)}{query} HTTP/1.1"
+        if odd and rng.random() < 0.2:
+            request = rng.choice(ODD_REQUESTS)
+            host = rng.choice(ODD_HOSTS) if rng.random() < 0.1 else host
         out.append(
-            f"{rng.choice(hosts)} - - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
-            f'"{method} {rng.choice(PATHS)}{query} HTTP/1.1" {status} {size} '
+            f"{host} - - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
+            f'"{request}" {status} {size} '
             f'"{rng.choice(REFERRERS)}" "{rng.choice(AGENTS)}"'
         )
     return out
 
 
-def write(path: Path, count: int, end: datetime | None = None, seed: int = 11) -> Path:
+def write(
+    path: Path, count: int, end: datetime | None = None, seed: int = 11, odd: bool = False
+) -> Path:
     """Write a generated log (gzipped when ``path`` ends in .gz); return the path."""
     end = end or datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    text = "\n".join(lines(count, end, seed=seed)) + "\n"
+    text = "\n".join(lines(count, end, seed=seed, odd=odd)) + "\n"
     if path.suffix == ".gz":
         path.write_bytes(gzip.compress(text.encode()))
     else:

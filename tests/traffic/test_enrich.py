@@ -75,6 +75,38 @@ def reference(line: str, settings: TrafficSettings, locator: Locator | None) -> 
     return tuple(row[name] for name in ROW_COLUMNS)
 
 
+@pytest.mark.parametrize(
+    ("request_line", "method", "path"),
+    [
+        ("GET /alerts/7?x=1 HTTP/2.0", "GET", "/alerts/7"),
+        ("get /alerts HTTP/1.1", "GET", "/alerts"),
+        ("GET /a%20b/%7Euser?x=%3F HTTP/1.1", "GET", "/a b/~user"),
+        ("GET /a%3Fb HTTP/1.1", "GET", "/a"),  # decoded, then cut at "?", as GoAccess does
+        ("GET /caf%C3%A9 HTTP/3", "GET", "/café"),
+        ("GET /bad%zz%FF HTTP/1.1", "GET", "/bad%zz\ufffd"),
+        ("GET /sp ace HTTP/1.1", "GET", "/sp ace"),
+        ("GET http://example.com/x?y HTTP/1.1", "GET", "http://example.com/x"),
+        ("CONNECT example.com:443 HTTP/1.1", "CONNECT", "example.com:443"),
+        ("PROPFIND /dav HTTP/1.1", "PROPFIND", "/dav"),
+        ("-", "-", "-"),
+        ("", "-", "-"),
+        ("\\x16\\x03\\x01", "-", "\\x16\\x03\\x01"),
+        ("PRI * HTTP/2.0", "-", "PRI * HTTP/2.0"),
+        ("SSH-2.0-Go", "-", "SSH-2.0-Go"),
+        ("GET /", "-", "-"),
+        ("GET /x HTTP/9.9", "-", "-"),
+        ("GET /x HTTP/1.1 extra", "-", "-"),
+    ],
+)
+def test_every_request_line_is_a_hit_read_as_goaccess_reads_it(
+    request_line: str, method: str, path: str
+) -> None:
+    line = f'192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "{request_line}" 400 157 "-" "-"'
+    seen = parse_combined(line)
+    assert seen is not None
+    assert (seen.method, seen.path, seen.status, seen.content_length) == (method, path, 400, 157)
+
+
 @pytest.fixture(scope="module")
 def locator(tmp_path_factory: pytest.TempPathFactory) -> GeoLocator:
     """A locator over small real GeoIP databases."""

@@ -48,8 +48,9 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                     bar.update(done - bar.n)
 
                 import_file(
-                    station.engine, path, args.format, locator, total, advance, station.clock()
-                )
+                    station.engine, path, args.format, locator, total, advance, station.clock(),
+                    every_line=args.all,
+                )  # fmt: skip
             print(f"{path}: {total.imported - before} rows imported")
     finally:
         station.engine.dispose()
@@ -61,7 +62,7 @@ def add_traffic_commands(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     open_station: Callable[[], Station],
 ) -> None:
-    """Register ``traffic import [--format combined|json] FILE...`` on the top-level parsers."""
+    """Register ``traffic import [--format combined|json] [--all] FILE...`` on the parsers."""
     description = "Traffic analytics: import a reverse proxy's access logs."
     traffic = sub.add_parser("traffic", help=description, description=description)
     traffic_sub = traffic.add_subparsers(
@@ -75,6 +76,13 @@ def add_traffic_commands(
     importing = traffic_sub.add_parser("import", help=import_help, description=import_help)
     importing.add_argument(
         "--format", choices=("combined", "json"), default="combined", help="the log format"
+    )
+    importing.add_argument(
+        "--all",
+        action="store_true",
+        help="import every line, also those the collection settings leave out (internal "
+        "addresses, API calls, skipped paths, bots), as GoAccess counts them; anonymize_ip "
+        "still applies",
     )
     importing.add_argument("files", metavar="FILE", nargs="+", help="access log files")
     importing.set_defaults(func=cmd_traffic_import, open_station=open_station)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
+from urllib.parse import unquote
 
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.recorder import path_recorded
@@ -30,11 +31,25 @@ FILTERED: Final[tuple[Any, ...]] = ()
 _SECONDS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
 
 # nginx/Apache combined (and common) format. The quoted fields use possessive repeats, so a
-# line with an unterminated quote fails at once instead of backtracking.
+# line with an unterminated quote fails at once instead of backtracking. The request field is
+# taken whole and split by ``request_parts``.
 COMBINED: Final[re.Pattern[str]] = re.compile(
-    r'^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]{1,16}) (\S+)(?: [^"]*)?" (\d{3}) (\d+|-)'
+    r'^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]++|\\.)*+)" (\d{3}) (\d+|-)'
     r'(?: "((?:[^"\\]++|\\.)*+)" "((?:[^"\\]++|\\.)*+)")?'
 )
+#: The methods a request line is read by, and the protocols it must end with; a line with
+#: another method is kept whole as its path, one with a bad protocol counts as "-" (GoAccess's
+#: rules, so an import's per-path counts agree with its report).
+METHODS: Final[frozenset[str]] = frozenset(
+    "OPTIONS GET HEAD POST PUT DELETE TRACE CONNECT PATCH PROPFIND PROPPATCH MKCOL COPY MOVE LOCK "
+    "UNLOCK VERSION-CONTROL REPORT CHECKOUT CHECKIN UNCHECKOUT MKWORKSPACE UPDATE LABEL MERGE "
+    "BASELINE-CONTROL MKACTIVITY ORDERPATCH".split()
+)
+PROTOCOLS: Final[frozenset[str]] = frozenset(
+    ("HTTP/1.0", "HTTP/1.1", "HTTP/2", "HTTP/2.0", "HTTP/3", "HTTP/3.0")
+)
+#: The method stored for a request line that is not read as one.
+NO_METHOD: Final[str] = "-"
 
 
 def unescape(value: str | None) -> str | None:
@@ -44,12 +59,35 @@ def unescape(value: str | None) -> str | None:
     return value.replace('\\"', '"').replace("\\\\", "\\")
 
 
+def request_parts(request: str) -> tuple[str, str]:
+    """Return (method, path) of a logged request line, ``METHOD TARGET PROTOCOL``.
+
+    The method is upper-cased and the path is ``request_path`` of the target (which may hold
+    spaces). Every line is a request the server answered, so none is refused: a line whose
+    method is not in ``METHODS`` ("-", a TLS handshake sent to the plain port, "PRI * HTTP/2.0")
+    keeps its text as logged as the path, and a known method without a target and a protocol of
+    ``PROTOCOLS`` ("GET /" alone) has the path "-"; both under the method ``NO_METHOD``.
+    """
+    method, _, rest = request.partition(" ")
+    method = method.upper()
+    if method not in METHODS:
+        return NO_METHOD, request or "-"
+    target, _, protocol = rest.rpartition(" ")
+    if not target or protocol.upper() not in PROTOCOLS:
+        return NO_METHOD, "-"
+    return method, request_path(target)
+
+
 def request_path(target: str) -> str:
-    """Return the path of a request target, without query or fragment."""
-    path = target.split("?", 1)[0].split("#", 1)[0]
-    if path.startswith(("http://", "https://")):  # an absolute-form request target
-        path = "/" + path.split("://", 1)[1].partition("/")[2]
-    return path or "/"
+    """Return the path of a request target: percent-decoded (invalid UTF-8 replaced), then cut
+    at its first ``?``, as GoAccess reports it.
+
+    An absolute-form target (``http://host/path``, a proxy probe) keeps its scheme and host, so
+    a probe for another site is not counted as a visit to this one's page.
+    """
+    if "%" in target:
+        target = unquote(target, errors="replace")
+    return target.split("?", 1)[0] or "/"
 
 
 def _clip(value: str | None, length: int) -> str | None:
@@ -76,7 +114,7 @@ class RowEnricher:
         self._referrers: dict[str | None, tuple[Any, ...]] = {}
         self._requests: dict[tuple[str, str, int], tuple[bool, bool, str | None]] = {}
         # The combined format's parts as they appear in the line (still escaped).
-        self._lines: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        self._lines: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._raw_agents: dict[str | None, tuple[Any, ...]] = {}
         self._raw_referrers: dict[str | None, tuple[Any, ...]] = {}
         self._minutes: dict[int, datetime] = {}
@@ -231,7 +269,7 @@ class RowEnricher:
         match = COMBINED.match(line)
         if match is None:
             return None
-        ip_text, time_text, method, target, status, size, referrer, user_agent = match.groups()
+        ip_text, time_text, logged, status, size, referrer, user_agent = match.groups()
         address = self._addresses.get(ip_text)
         if address is None:
             address = self._address(ip_text)
@@ -253,13 +291,13 @@ class RowEnricher:
                 return None
             self._minute_text, self._zone_text = time_text[:17], time_text[20:]
             self._minute_start = int(ts) - int(seconds)
-        request = self._lines.get((method, target, status))
+        request = self._lines.get((logged, status))
         if request is None:
-            path = request_path(target)[:1024]
-            code = int(status)
+            method, path = request_parts(logged)
+            path, code = path[:1024], int(status)
             request = _remember(
                 self._lines,
-                (method, target, status),
+                (logged, status),
                 (method[:16], path, code, *self._request(method, path, code)),
             )
         if address[0] and self.settings.exclude_internal:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -34,13 +34,14 @@ from alertstation.traffic.enrich import (
     FILTERED,
     HOUR_INDEX,
     RowEnricher,
+    request_parts,
     request_path,
     unescape,
 )
 from alertstation.traffic.import_rollups import ImportRollups
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed
-from alertstation.traffic.settings import load_settings
+from alertstation.traffic.settings import TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import parse_log_time
 
@@ -71,6 +72,8 @@ class ImportResult:
         )
         if self.first_bad_line is not None:
             text += f" (first unreadable: line {self.first_bad_line})"
+        if self.filtered:
+            text += "; --all imports the lines the settings leave out"
         return text
 
 
@@ -79,7 +82,7 @@ def parse_combined(line: str) -> Observed | None:
     match = COMBINED.match(line)
     if match is None:
         return None
-    ip_text, time_text, method, target, status, size, referrer, agent = match.groups()
+    ip_text, time_text, logged, status, size, referrer, agent = match.groups()
     ip = addresses.parse(ip_text)
     if ip is None:
         return None
@@ -87,10 +90,11 @@ def parse_combined(line: str) -> Observed | None:
         ts = parse_log_time(time_text)
     except ValueError:
         return None
+    method, path = request_parts(logged)
     return Observed(
         ts=ts,
         method=method,
-        path=request_path(target),
+        path=path,
         status=int(status),
         response_ms=None,
         content_length=None if size == "-" else int(size),
@@ -185,15 +189,28 @@ def import_lines(
     result: ImportResult | None = None,
     progress: Callable[[], None] = lambda: None,
     now: datetime | None = None,
+    every_line: bool = False,
 ) -> ImportResult:
     """Import the lines of one file; return (or add to) the counts.
 
     With ``now`` the import then stores the rollups of every complete hour and day before it,
     tallying the days that had no rows before from the rows as they stream by
     (``traffic.import_rollups``); without, the rollups are left to the next read or hourly job.
+    ``every_line`` imports the lines the collection settings would leave out (``import_settings``).
     """
     with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
-        return _import_lines(engine, lines, log_format, locator, result, progress, now)
+        return _import_lines(engine, lines, log_format, locator, result, progress, now, every_line)
+
+
+def import_settings(settings: TrafficSettings, every_line: bool) -> TrafficSettings:
+    """Return the settings an import applies: the collection settings, or with ``every_line``
+    none that leave a line out (internal addresses, API calls, skipped paths and bots are kept;
+    ``anonymize_ip`` still masks every address)."""
+    if not every_line:
+        return settings
+    return replace(
+        settings, exclude_internal=False, log_api_requests=True, skip_paths=(), exclude_bots=False
+    )
 
 
 def _import_lines(
@@ -204,10 +221,11 @@ def _import_lines(
     result: ImportResult | None,
     progress: Callable[[], None],
     now: datetime | None,
+    every_line: bool,
 ) -> ImportResult:
     result = result if result is not None else ImportResult()
     with engine.connect() as conn:
-        settings = load_settings(conn)
+        settings = import_settings(load_settings(conn), every_line)
     enricher = RowEnricher(settings, locator)
     occurrences = _Occurrences()
     parse_fast = log_format == "combined"
@@ -309,6 +327,7 @@ def import_file(
     result: ImportResult | None = None,
     on_bytes: Callable[[int], None] = lambda done: None,
     now: datetime | None = None,
+    every_line: bool = False,
 ) -> ImportResult:
     """Import one access-log file (gzipped when it ends in ``.gz``); with ``now``, then store
     the rollups of the complete hours and days (``import_lines``)."""
@@ -323,6 +342,8 @@ def import_file(
             if counter[0] % 10_000 == 0:
                 on_bytes(raw.tell())
 
-        result = import_lines(engine, iter(reader), log_format, locator, result, progress, now)
+        result = import_lines(
+            engine, iter(reader), log_format, locator, result, progress, now, every_line
+        )
         on_bytes(raw.tell())
     return result
