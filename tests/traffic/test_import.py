@@ -73,6 +73,10 @@ def test_combined_and_json_lines_parse() -> None:
         52,
     )
     assert seen.response_ms == pytest.approx(12.0)
+    scanner = parse_json(json.dumps({**record, "request": "\\x16\\x03\\x01", "status": 400}))
+    assert scanner is not None and (scanner.method, scanner.path) == ("-", "\\x16\\x03\\x01")
+    encoded = parse_json(json.dumps({**record, "request": "GET /a%20b?c HTTP/2.0"}))
+    assert encoded is not None and (encoded.method, encoded.path) == ("GET", "/a b")
     assert parse_json(json.dumps({**record, "time_iso8601": "yesterday"})) is None
     assert parse_json("[1, 2]") is None
 

@@ -145,10 +145,9 @@ def parse_json(line: str) -> Observed | None:
     ip = addresses.parse(str(_first(record, "remote_addr", "ip", "client_ip") or ""))
     ts = _json_time(record)
     method, target = _first(record, "method", "request_method"), _first(record, "path", "uri")
+    path = request_path(str(target)) if target is not None else None
     if (method is None or target is None) and isinstance(record.get("request"), str):
-        parts = record["request"].split(" ")
-        if len(parts) >= 2:
-            method, target = parts[0], parts[1]
+        method, path = request_parts(record["request"])
     try:
         status = int(_first(record, "status") or 0)
         size = _first(record, "body_bytes_sent", "bytes", "bytes_sent")
@@ -157,12 +156,12 @@ def parse_json(line: str) -> Observed | None:
         response_ms = float(seconds) * 1000 if seconds is not None else None
     except (TypeError, ValueError):
         return None
-    if ip is None or ts is None or not method or not target or not 100 <= status <= 599:
+    if ip is None or ts is None or not method or not path or not 100 <= status <= 599:
         return None
     return Observed(
         ts=ts,
         method=str(method)[:16],
-        path=request_path(str(target)),
+        path=path,
         status=status,
         response_ms=response_ms,
         content_length=length,
