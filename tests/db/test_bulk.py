@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, select
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import Boolean, Column, Engine, Integer, MetaData, String, Table, select
+from sqlalchemy.dialects import postgresql, sqlite
 
-from alertstation.db.bulk import BulkInsert
+from alertstation.db.bulk import BulkInsert, column_converter
+from alertstation.db.types import UTCDateTime
 from alertstation.traffic.rows import ROW_COLUMNS, Observed, build_row
 from alertstation.traffic.tables import web_request_logs
+from tests.fuzz.fuzzing import fuzz
 
 NAMES = (*ROW_COLUMNS, "import_key")
 
@@ -79,3 +86,46 @@ def test_a_column_none_in_every_row_stores_null_even_when_it_has_a_default(engin
         assert got == [(1, None, None), (2, None, None), (3, "a", None), (4, None, "b")]
     finally:
         probe.drop(engine)
+
+
+MOMENTS = st.datetimes(
+    min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 30), timezones=st.sampled_from(
+        [UTC, timezone(timedelta(hours=-5)), timezone(timedelta(minutes=345)), ZoneInfo("UTC")]
+    ),
+)  # fmt: skip
+
+
+@fuzz(300)
+@given(values=st.lists(st.none() | MOMENTS | st.datetimes(), max_size=20))
+def test_sqlite_moment_shortcut_gives_the_processors_text(values: list[datetime | None]) -> None:
+    dialect = sqlite.dialect()
+    processor = UTCDateTime()._cached_bind_processor(dialect)
+    assert processor is not None
+    convert = column_converter(UTCDateTime(), dialect, processor)
+    assert list(convert(values)) == [processor(value) for value in values]
+
+
+@pytest.mark.parametrize(
+    "values", [[True, False, None], [], [None], [1, 0, True], [False, 2], [True, "x"]]
+)
+def test_sqlite_boolean_shortcut_stores_what_the_processor_would(values: list[object]) -> None:
+    dialect = sqlite.dialect()
+    processor = Boolean()._cached_bind_processor(dialect)
+    assert processor is not None
+    convert = column_converter(Boolean(), dialect, processor)
+    try:
+        expected: object = [processor(value) for value in values]
+    except (TypeError, ValueError) as ex:
+        expected = type(ex)
+    try:
+        got: object = [None if v is None else int(v) for v in convert(values)]
+    except (TypeError, ValueError) as ex:
+        got = type(ex)
+    assert got == expected  # sqlite3 binds True/False as 1/0
+
+
+def test_other_dialects_map_the_processor() -> None:
+    dialect = postgresql.dialect()
+    calls: list[object] = []
+    convert = column_converter(Boolean(), dialect, lambda value: calls.append(value) or value)
+    assert list(convert([True, None])) == [True, None] and calls == [True, None]

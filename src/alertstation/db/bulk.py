@@ -7,16 +7,61 @@ the columns have (on SQLite, dates and booleans), so the driver receives ready t
 
 ``run`` works column by column: a column that is None in every row of the call (and has no
 default, so leaving it out stores the same NULL) is left out of the statement, and each
-processor is mapped over its column.
+processor is mapped over its column. On SQLite two processors have a column-wide shortcut
+(``column_converter``) that stores the same values: a column of booleans (and None) goes to the
+driver as it is, since ``sqlite3`` binds True and False as the integers 1 and 0 that the
+processor makes; a ``UTCDateTime`` in UTC is written with ``datetime.isoformat``, the text the
+processor's format gives. Any other value takes the processor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table
+from sqlalchemy import Boolean, Connection, Table
 from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeEngine
+
+from alertstation.db.types import UTCDateTime
+
+Processor = Callable[[Any], Any]
+ColumnConverter = Callable[[Sequence[Any]], Sequence[Any]]
+_BOOLEAN_VALUES = frozenset({bool, type(None)})
+
+
+def column_shortcut(
+    type_: TypeEngine[Any], dialect: Dialect, processor: Processor
+) -> ColumnConverter | None:
+    """Return a converter of a whole column that stores what ``processor`` would, without
+    calling it per value (SQLite booleans and ``UTCDateTime``), or None when there is none."""
+    if dialect.name != "sqlite":
+        return None
+    if isinstance(type_, Boolean):
+        return lambda column: (
+            column if set(map(type, column)) <= _BOOLEAN_VALUES else list(map(processor, column))
+        )
+    if isinstance(type_, UTCDateTime):
+        return lambda column: [_sqlite_utc_text(value, processor) for value in column]
+    return None
+
+
+def column_converter(
+    type_: TypeEngine[Any], dialect: Dialect, processor: Processor
+) -> ColumnConverter:
+    """Return what converts a whole column of ``type_``: ``column_shortcut``, else
+    ``processor`` mapped over it."""
+    return column_shortcut(type_, dialect, processor) or (
+        lambda column: list(map(processor, column))
+    )
+
+
+def _sqlite_utc_text(value: datetime | None, processor: Processor) -> str | None:
+    """The SQLite text of a UTC moment ("2026-11-24 10:00:00.000000"), as ``processor`` gives."""
+    if value is not None and value.tzinfo is UTC and type(value) is datetime:
+        return value.isoformat(" ", "microseconds")[:26]
+    return processor(value)  # type: ignore[no-any-return]
 
 
 class BulkInsert:
@@ -29,7 +74,8 @@ class BulkInsert:
         self.table = table
         self.names = tuple(names)
         self.skip_conflicts_on = skip_conflicts_on
-        self._compiled: dict[str, tuple[str, list[tuple[int, Callable[[Any], Any]]]]] = {}
+        self._compiled: dict[str, tuple[str, list[tuple[int, Processor]]]] = {}
+        self._converters: dict[str, list[tuple[int, ColumnConverter]]] = {}
         self._statements: dict[tuple[str, tuple[int, ...]], str] = {}
         # Columns that may be left out when they are NULL in every row (nothing else fills them).
         self._omissible = frozenset(
@@ -50,7 +96,7 @@ class BulkInsert:
             sql += f" ON CONFLICT ({self.skip_conflicts_on}) DO NOTHING"
         return sql
 
-    def _for(self, dialect: Dialect) -> tuple[str, list[tuple[int, Callable[[Any], Any]]]]:
+    def _for(self, dialect: Dialect) -> tuple[str, list[tuple[int, Processor]]]:
         found = self._compiled.get(dialect.name)
         if found is None:
             sql = self._sql(dialect, range(len(self.names)))
@@ -60,6 +106,16 @@ class BulkInsert:
                 if (processor := self.table.c[name].type._cached_bind_processor(dialect))
             ]
             found = self._compiled[dialect.name] = (sql, processors)
+        return found
+
+    def _column_converters(self, dialect: Dialect) -> list[tuple[int, ColumnConverter]]:
+        found = self._converters.get(dialect.name)
+        if found is None:
+            _, processors = self._for(dialect)
+            found = self._converters[dialect.name] = [
+                (index, column_converter(self.table.c[self.names[index]].type, dialect, processor))
+                for index, processor in processors
+            ]
         return found
 
     def _converted(
@@ -82,12 +138,11 @@ class BulkInsert:
         if not rows:
             return 0
         dialect = conn.dialect
-        _, processors = self._for(dialect)
         columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
         if len(columns) != len(self.names):
             raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
-        for index, processor in processors:
-            columns[index] = list(map(processor, columns[index]))
+        for index, convert in self._column_converters(dialect):
+            columns[index] = convert(columns[index])
         count = len(rows)
         kept = tuple(
             index
