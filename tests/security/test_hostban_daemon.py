@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ class Daemon:
     pid_file: Path
     log_file: Path
     server_log: Path
+    sentinels: int = 0  # sentinel log lines written so far (``wait_read``)
 
     def client(self, *args: str, config: bool = False, check: bool = True) -> str:
         # A loaded CI machine (or the year-ahead run) can keep the daemon busy reloading a jail
@@ -72,32 +73,44 @@ class Daemon:
         return parse_banned(self.client("get", jail, "banned"))
 
     def wait_read(self, *addresses: str, timeout: float = 90.0) -> None:
-        """Wait until the jail has read and acted on the log line of each address.
+        """Wait until the jail has read the log line of each address and acted on every ticket
+        its filter made so far, so no late ban is left to happen.
 
-        Each address was banned once by the station (``banip``) and once by the filter; which
-        came first varies, so wait for the filter's ``Found`` and two ban actions (``Ban``, then
-        ``Reban`` or ``already banned``), after which no late ban is left to happen.
+        The station's ``banip`` acts before its client call returns; the filter's tickets are
+        acted on later by the jail's action thread, in the order the lines were read, and a
+        ticket for an address just banned may be merged without a line of its own. So after each
+        address's ``Found``, a sentinel ban line is appended to the log and the wait goes on
+        until the jail has banned the sentinel and ended that round ("Banned ... ticket(s)"):
+        every ticket before it has then been acted on. The sentinel is unbanned again.
         """
+        self.sentinels += 1
+        sentinel = f"198.51.100.{200 + self.sentinels}"
+        self._wait_log(
+            [rf"\[{APP_JAIL}\] Found {re.escape(address)} " for address in addresses], timeout
+        )
+        moment = datetime.now(UTC).isoformat(timespec="milliseconds")
+        with self.log_file.open("a") as log:
+            log.write(f"{moment} alertstation ban {sentinel} source=manual\n")
+        ip = re.escape(sentinel)
+        self._wait_log(
+            [rf"\[{APP_JAIL}\] Found {ip} (?s:.*)\[{APP_JAIL}\] Ban {ip}(?s:.*)"
+             rf"Banned \d+ / \d+, \d+ ticket\(s\) in '{APP_JAIL}'"],
+            timeout,
+        )  # fmt: skip
+        self.client("set", APP_JAIL, "unbanip", sentinel)
+
+    def _wait_log(self, patterns: list[str], timeout: float) -> None:
+        """Wait until every pattern is found in the daemon's own log."""
         deadline = time.monotonic() + timeout
         while True:
             text = self.server_log.read_text() if self.server_log.exists() else ""
-            missing = []
-            for address in addresses:
-                ip = re.escape(address)
-                found = re.search(rf"\[{APP_JAIL}\] Found {ip} ", text)
-                acted = re.findall(
-                    rf"\[{APP_JAIL}\] (?:(?:Re)?[Bb]an {ip}(?:,|$)|{ip} already banned$)",
-                    text,
-                    re.MULTILINE,
-                )
-                if not found or len(acted) < 2:
-                    missing.append(address)
+            missing = [pattern for pattern in patterns if re.search(pattern, text) is None]
             if not missing:
                 return
             if time.monotonic() > deadline:
                 tail = "\n".join(text.splitlines()[-40:])
                 raise AssertionError(
-                    f"the jail did not read the log lines of {missing}; server log ends:\n{tail}"
+                    f"the jail's log never showed {missing}; server log ends:\n{tail}"
                 )
             time.sleep(0.2)
 
