@@ -13,10 +13,13 @@ contention of finding 5. The session cap ends the oldest sessions as they pile u
 the reads fast is the verifier: one password check at a time per process, on a thread of
 lowered CPU priority. The peer is the same reads with no flood, in the same run. The ratio (peer
 time / our time) is the reads' rate under the flood as a share of their quiet rate; the test
-asserts it is at least 0.5 from its own timings (both sides measured in the same test, medians of
-several rounds). Under ``make test`` (``--benchmark-disable``) the flood and the reads still run
-and every answer is checked, but the ratio is asserted only by ``make bench``: a test suite
-sharing a loaded machine must not fail on a rate.
+asserts it is at least 0.5 from its own timings: both sides measured in the same test, each
+rate taken over all its rounds (reads ÷ their total time). Rounds under the flood are bimodal on
+two cores (a round that meets a password check runs about twice as long as one that does not),
+so a median of a few rounds lands on either mode, where the rate over all of them does not.
+Under ``make test`` (``--benchmark-disable``) the flood and the reads still run and every answer
+is checked, but the ratio is asserted only by ``make bench``: a test suite sharing a loaded
+machine must not fail on a rate.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import json
 import os
 import secrets
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -46,7 +48,7 @@ from alertstation.db.migrate import upgrade_to_head
 GROUP = "security.reads_during_sign_in_flood"
 PEER = "the same reads, no flood"
 READS_PER_ROUND = 40
-ROUNDS = 5
+ROUNDS = 8
 FLOOD_THREADS = 4
 PASSWORD = "correct horse battery staple"
 MIN_RATIO = 0.5
@@ -212,7 +214,7 @@ def test_public_reads_during_sign_in_flood(benchmark: Any, station: int) -> None
         busy = _timed(read_round, ROUNDS)
         signed_in_while_reading = flood.statuses[200] - done_before
         assert benchmark.pedantic(read_round, rounds=ROUNDS, iterations=1) == READS_PER_ROUND
-    ratio = statistics.median(quiet) / statistics.median(busy)
+    ratio = sum(quiet) / sum(busy)  # the rates over all rounds (same reads on both sides)
     benchmark.extra_info["sign_ins_while_reading"] = signed_in_while_reading
     benchmark.extra_info["statuses"] = dict(flood.statuses)
     benchmark.extra_info["rate_ratio"] = round(ratio, 3)
