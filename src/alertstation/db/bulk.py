@@ -31,30 +31,18 @@ ColumnConverter = Callable[[Sequence[Any]], Sequence[Any]]
 _BOOLEAN_VALUES = frozenset({bool, type(None)})
 
 
-def column_shortcut(
-    type_: TypeEngine[Any], dialect: Dialect, processor: Processor
-) -> ColumnConverter | None:
-    """Return a converter of a whole column that stores what ``processor`` would, without
-    calling it per value (SQLite booleans and ``UTCDateTime``), or None when there is none."""
-    if dialect.name != "sqlite":
-        return None
-    if isinstance(type_, Boolean):
-        return lambda column: (
-            column if set(map(type, column)) <= _BOOLEAN_VALUES else list(map(processor, column))
-        )
-    if isinstance(type_, UTCDateTime):
-        return lambda column: [_sqlite_utc_text(value, processor) for value in column]
-    return None
-
-
 def column_converter(
     type_: TypeEngine[Any], dialect: Dialect, processor: Processor
 ) -> ColumnConverter:
-    """Return what converts a whole column of ``type_``: ``column_shortcut``, else
-    ``processor`` mapped over it."""
-    return column_shortcut(type_, dialect, processor) or (
-        lambda column: list(map(processor, column))
-    )
+    """Return what converts a whole column of ``type_`` for ``dialect``: ``processor`` mapped
+    over it, or on SQLite a shortcut for booleans and ``UTCDateTime`` storing the same values."""
+    if dialect.name == "sqlite" and isinstance(type_, Boolean):
+        return lambda column: (
+            column if set(map(type, column)) <= _BOOLEAN_VALUES else list(map(processor, column))
+        )
+    if dialect.name == "sqlite" and isinstance(type_, UTCDateTime):
+        return lambda column: [_sqlite_utc_text(value, processor) for value in column]
+    return lambda column: list(map(processor, column))
 
 
 def _sqlite_utc_text(value: datetime | None, processor: Processor) -> str | None:
