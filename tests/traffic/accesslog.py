@@ -31,8 +31,9 @@ PATHS = [
 REFERRERS = ["-", "-", "https://www.google.com/search?q=eas+alerts", "https://example.org/news"]
 STATUSES = [200, 200, 200, 200, 304, 301, 404, 500]
 #: What a log facing the internet also holds (``lines(..., odd=True)``): request lines that are
-#: "-" or not HTTP, odd methods and protocols, encoded and absolute-form targets, API calls and
-#: loopback health checks (which the default collection settings leave out).
+#: "-" or not HTTP, odd methods and protocols, encoded and absolute-form targets, API calls,
+#: loopback health checks (which the default collection settings leave out) and a client logged
+#: by name (Apache's HostnameLookups), a line neither the import nor GoAccess can read.
 ODD_REQUESTS = [
     "-",
     "\\x16\\x03\\x01\\x00\\xF4\\x01\\x00\\x00\\xF0\\x03\\x03",
@@ -51,7 +52,7 @@ ODD_REQUESTS = [
     "POST /api/alerts HTTP/1.1",
     "GET /api/broadcast/state HTTP/1.1",
 ]
-ODD_HOSTS = ["127.0.0.1", "::1"]
+ODD_HOSTS = ["127.0.0.1", "::1", "crawler.example.net"]
 
 
 def lines(
