@@ -127,7 +127,8 @@ def test_privacy_tools_need_configure_are_audited_and_keep_rollups_honest(
         )
 
     def hits() -> dict[str, int]:
-        summary = admin.request("GET", "/api/traffic/dashboard", params={"days": "1"}).json[
+        # Two UTC days: the rows of two and three hours ago fall on yesterday before 03:00 UTC.
+        summary = admin.request("GET", "/api/traffic/dashboard", params={"days": "2"}).json[
             "summary"
         ]
         return {"hits": summary["hits"], "visitors": summary["unique_visitors"]}
