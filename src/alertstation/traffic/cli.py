@@ -54,7 +54,8 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
             print(f"{path}: {total.imported - before} rows imported")
     finally:
         station.engine.dispose()
-    print(total.as_text())
+    hint = "; --all imports the lines the settings leave out" if total.filtered else ""
+    print(total.as_text() + hint)
     return EXIT_OK
 
 

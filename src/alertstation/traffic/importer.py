@@ -72,8 +72,6 @@ class ImportResult:
         )
         if self.first_bad_line is not None:
             text += f" (first unreadable: line {self.first_bad_line})"
-        if self.filtered:
-            text += "; --all imports the lines the settings leave out"
         return text
 
 
