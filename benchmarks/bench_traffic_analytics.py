@@ -30,7 +30,9 @@ stored row and none was dropped.
 
 ``traffic.http_recording.station``: the whole station (every middleware, the page rendered),
 recording on against recording off (two databases), with everything counted: each round is
-1,000 requests plus the flusher's writes of them (wall time). Both answer the same page; after
+1,000 requests plus the writes of them (wall time): the flusher's during the round, and at the
+round's end a ``flush`` of the rest (not a wait for the flusher's next wake, which would time
+its sleep). Both answer the same page; after
 timing the station with recording on stored one row per request and the other none.
 
 The log is generated once per session under the pytest temporary directory. With
@@ -426,9 +428,14 @@ def stations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 
 
 def rounds_and_writes(page: WsgiPage, recorder: TrafficRecorder) -> bytes:
-    """A round of requests, then the recorder's writes of it: recording's whole cost counted."""
+    """A round of requests, then the recorder's writes of it: recording's whole cost counted.
+
+    The rows the background flusher has not taken when the round ends are written here at once
+    (``flush`` first waits for a write under way), not left for its next wake: waiting for that
+    (up to its 1 s interval) would time an idle wait, not recording's work.
+    """
     body = page.rounds()
-    drain(recorder)
+    recorder.flush()
     return body
 
 
