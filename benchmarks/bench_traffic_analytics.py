@@ -32,8 +32,8 @@ stored row and none was dropped.
 recording on against recording off (two databases), with everything counted: each round is
 1,000 requests plus the writes of them (wall time): the flusher's during the round, and at the
 round's end a ``flush`` of the rest (not a wait for the flusher's next wake, which would time
-its sleep). Both answer the same page; after
-timing the station with recording on stored one row per request and the other none.
+its sleep). Both answer the same page; after timing the station with recording on stored one
+row per request and the other none.
 
 The log is generated once per session under the pytest temporary directory. With
 ``--benchmark-disable`` (CI's correctness run) a 5,000-line log is used instead, so the checks
