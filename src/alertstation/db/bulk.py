@@ -5,13 +5,14 @@ its own machinery; for tens of thousands of rows that costs more than the databa
 ``BulkInsert`` compiles the statement text once per dialect and applies only the bind processors
 the columns have (on SQLite, dates and booleans), so the driver receives ready tuples.
 
-``run`` works column by column: a column that is None in every row of the call (and has no
-default, so leaving it out stores the same NULL) is left out of the statement, and each
-processor is mapped over its column. On SQLite two processors have a column-wide shortcut
-(``column_converter``) that stores the same values: a column of booleans (and None) goes to the
-driver as it is, since ``sqlite3`` binds True and False as the integers 1 and 0 that the
-processor makes; a ``UTCDateTime`` in UTC is written with ``datetime.isoformat``, the text the
-processor's format gives. Any other value takes the processor.
+Both ``run`` and ``run_one_statement`` (one multi-row INSERT) convert column by column, each
+processor mapped over its column; ``run`` also leaves out a column that is None in every row of
+the call (and has no default, so leaving it out stores the same NULL). On SQLite two processors
+have a column-wide shortcut (``column_converter``) that stores the same values: a column of
+booleans (and None) goes to the driver as it is, since ``sqlite3`` binds True and False as the
+integers 1 and 0 that the processor makes; a ``UTCDateTime`` in UTC is written with
+``datetime.isoformat``, the text the processor's format gives. Any other value takes the
+processor.
 """
 
 from __future__ import annotations
@@ -106,19 +107,14 @@ class BulkInsert:
             ]
         return found
 
-    def _converted(
-        self, dialect: Dialect, rows: Sequence[Sequence[Any]]
-    ) -> tuple[str, list[tuple[Any, ...]]]:
-        sql, processors = self._for(dialect)
-        if not processors:
-            return sql, [tuple(row) for row in rows]
-        converted = []
-        for row in rows:
-            values = list(row)
-            for index, processor in processors:
-                values[index] = processor(values[index])
-            converted.append(tuple(values))
-        return sql, converted
+    def _columns(self, dialect: Dialect, rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        """Return the rows' values column by column, each converted for ``dialect``."""
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        if len(columns) != len(self.names):
+            raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
+        for index, convert in self._column_converters(dialect):
+            columns[index] = convert(columns[index])
+        return columns
 
     def run(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> int:
         """Insert ``rows`` (values in ``names`` order) with one ``executemany``; return how many
@@ -126,11 +122,7 @@ class BulkInsert:
         if not rows:
             return 0
         dialect = conn.dialect
-        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
-        if len(columns) != len(self.names):
-            raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
-        for index, convert in self._column_converters(dialect):
-            columns[index] = convert(columns[index])
+        columns = self._columns(dialect, rows)
         count = len(rows)
         kept = tuple(
             index
@@ -149,7 +141,8 @@ class BulkInsert:
         (32,766 on SQLite)."""
         if not rows:
             return 0
-        sql, values = self._converted(conn.dialect, rows)
+        sql, _ = self._for(conn.dialect)
+        values = list(zip(*self._columns(conn.dialect, rows), strict=True))
         head, _, group = sql.partition(" VALUES ")
         group, conflict, tail = group.partition(" ON CONFLICT")
         text = f"{head} VALUES {', '.join([group] * len(values))}"
