@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import socket
 from types import SimpleNamespace
 from typing import Any
 
 import orjson
 import pytest
 from sqlalchemy import Connection, Engine, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import (
@@ -20,6 +22,8 @@ from alertstation.audit.ledger import (
 )
 from alertstation.audit.tables import audit_logs
 from alertstation.db import begin_write, make_engine
+from alertstation.db.engine import is_outage
+from alertstation.errors import AppError
 
 ALICE = Actor(user_id=7, username="alice", client_ip="203.0.113.9", user_agent="Firefox/128")
 
@@ -120,6 +124,41 @@ def test_propagate_raises_and_the_caller_decides(db: Engine, ledger: AuditLedger
             ledger.record(conn, ALICE, "", propagate=True)
         assert ledger.record(conn, ALICE, "alert.deleted", propagate=True) == 1
     assert ledger.verify_now(db).ok
+
+
+def _refused_connection_error() -> SQLAlchemyError:
+    """The error a PostgreSQL connection to a loopback port nothing listens on raises."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    dead = make_engine(f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres")
+    try:
+        with pytest.raises(SQLAlchemyError) as caught:
+            with dead.connect():
+                pass
+    finally:
+        dead.dispose()
+    return caught.value
+
+
+def test_record_or_refuse_refuses_with_audit_failed_but_passes_an_outage_through(
+    db: Engine, ledger: AuditLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outage = _refused_connection_error()
+    assert is_outage(outage)
+    failures: list[Exception] = [TypeError("not serialisable"), outage]
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise failures.pop(0)
+
+    monkeypatch.setattr(ledger, "record", broken)
+    with begin_write(db) as conn:
+        with pytest.raises(AppError) as refused:
+            ledger.record_or_refuse(conn, ALICE, "alert.deleted", target="cap_alert:1")
+        assert refused.value.code == "audit_failed" and refused.value.status == 500
+        with pytest.raises(SQLAlchemyError) as passed:
+            ledger.record_or_refuse(conn, ALICE, "alert.deleted", target="cap_alert:1")
+        assert passed.value is outage  # answered 503 database_unavailable by the web tier
 
 
 def test_record_now_swallows_a_missing_table(

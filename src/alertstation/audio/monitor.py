@@ -442,23 +442,33 @@ class SourceRunner:
             set_status(conn, self.source_id, **values)
 
     def _set_state(self, state: str, message: str | None) -> None:
+        values = self._enter(state, message)
+        if values:
+            self._write(**values)
+
+    def _enter(self, state: str, message: str | None) -> dict[str, Any]:
+        """Note a new state; return the columns to write for it (none when nothing changed)."""
         if state == self._state and state != "reconnecting":
-            return
+            return {}
         if state != self._state:
             log.info(
                 "audio source %s: %s%s", self.source_id, state, f" ({message})" if message else ""
             )
         self._state = state
         self.history.append(state)
-        self._write(state=state, error_message=message, state_changed_at=self.station.clock())
+        return {"state": state, "error_message": message, "state_changed_at": self.station.clock()}
 
     def _running(self) -> None:
+        """Audio flows: the state, the end of source_down and the audio time in one transaction.
+
+        One transaction, so no reader ever sees a running source with source_down still open.
+        """
         self._down_since = None
         now = self.station.clock()
-        self._set_state("running", None)
+        values = self._enter("running", None)
         with begin_write(self.station.engine) as conn:
             alerts.end_alert(conn, self.source_id, "source_down", now)
-            set_status(conn, self.source_id, last_audio_at=now)
+            set_status(conn, self.source_id, **values, last_audio_at=now)
 
     def _persist(self, level: float | None, title: str | None) -> None:
         values: dict[str, Any] = {"last_audio_at": self.station.clock(), "level_dbfs": level}

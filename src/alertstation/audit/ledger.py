@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, func, select, text
 
 from alertstation.audit.actor import Actor
 from alertstation.audit.tables import audit_logs
-from alertstation.db.engine import IMMEDIATE_OPTION, begin_write
+from alertstation.db.engine import IMMEDIATE_OPTION, begin_write, is_outage
 from alertstation.db.types import utcnow
 from alertstation.errors import AppError
 
@@ -231,10 +231,15 @@ class AuditLedger:
         Use where the action must not happen without its audit row. When the row cannot be
         written the failure is logged at critical level and AppError ``audit_failed`` (500,
         ``refusal`` as its message) is raised, so the caller's transaction rolls the change back.
+        A database outage is raised as it is: the change is refused just the same, and the web
+        tier answers it 503 ``database_unavailable`` like any other request during the outage.
         """
         try:
             return self.record(conn, actor, action, target=target, details=details, propagate=True)
         except Exception as ex:
+            if is_outage(ex):
+                log.warning("database unavailable; %s on %s NOT done", action, target)
+                raise
             log.critical("audit write failed; %s on %s NOT done: %r", action, target, ex)
             raise AppError(refusal, code="audit_failed") from ex
 
