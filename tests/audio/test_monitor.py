@@ -195,13 +195,13 @@ def test_a_header_on_a_stream_reaches_the_received_list(audio_station: StationHa
     assert items[0]["header"] == header and items[0]["bursts"] >= 2
 
 
-def running_while_down(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def inconsistent_commits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """Check every monitor transaction before it commits; list the sources it left running
-    with ``source_down`` still open (a state no reader may ever see)."""
+    with ``source_down`` still open, or fatal without it (states no reader may ever see)."""
     import alertstation.audio.monitor as monitor_module
 
     real = monitor_module.begin_write
-    seen: list[int] = []
+    seen: list[tuple[str, int]] = []
 
     @contextmanager
     def checked(engine: Any) -> Iterator[Any]:
@@ -210,10 +210,14 @@ def running_while_down(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             down = select(audio_alerts.c.source_id).where(
                 audio_alerts.c.kind == "source_down", audio_alerts.c.ended_at.is_(None)
             )
-            both = select(audio_sources.c.id).where(
+            running = select(audio_sources.c.id).where(
                 audio_sources.c.state == "running", audio_sources.c.id.in_(down)
             )
-            seen.extend(conn.execute(both).scalars())
+            fatal = select(audio_sources.c.id).where(
+                audio_sources.c.state == "fatal", audio_sources.c.id.not_in(down)
+            )
+            seen.extend(("running while down", i) for i in conn.execute(running).scalars())
+            seen.extend(("fatal but not down", i) for i in conn.execute(fatal).scalars())
 
     monkeypatch.setattr(monitor_module, "begin_write", checked)
     return seen
@@ -223,7 +227,7 @@ def test_a_wrong_password_is_fatal_without_a_restart_loop_until_restarted(
     audio_station: StationHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ops = operator(audio_station)
-    inconsistent = running_while_down(monkeypatch)
+    inconsistent = inconsistent_commits(monkeypatch)
     with running_stream_server(tone_then_silence(), RATE) as server:
         server.credentials = ("monitor", PASSWORD)
         server.serve("/live", "stream")
@@ -257,7 +261,7 @@ def test_a_wrong_password_is_fatal_without_a_restart_loop_until_restarted(
                     .all()
                 )
             assert down and all(down), "source_down ended once audio flowed"
-    assert inconsistent == [], "a transaction left the source running with source_down open"
+    assert inconsistent == [], "a transaction left the source's state and source_down apart"
 
 
 def test_a_503_reconnects_then_runs(audio_station: StationHarness) -> None:

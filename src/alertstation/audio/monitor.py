@@ -232,8 +232,7 @@ class SourceRunner:
             if heard:
                 attempt = 0
             if error.fatal:
-                self._set_state("fatal", error.message)
-                self._open_down(error.message)
+                self._fatal(error.message)
                 self._wait_for_restart()
                 attempt = 0
                 continue
@@ -470,6 +469,15 @@ class SourceRunner:
             alerts.end_alert(conn, self.source_id, "source_down", now)
             set_status(conn, self.source_id, **values, last_audio_at=now)
 
+    def _fatal(self, message: str) -> None:
+        """The source cannot work until it is changed: the state and source_down in one go."""
+        values = self._enter("fatal", message)
+        now = self.station.clock()
+        with begin_write(self.station.engine) as conn:
+            if values:
+                set_status(conn, self.source_id, **values)
+            alerts.open_alert(conn, self.source_id, "source_down", now, message)
+
     def _persist(self, level: float | None, title: str | None) -> None:
         values: dict[str, Any] = {"last_audio_at": self.station.clock(), "level_dbfs": level}
         if title is not None:
@@ -489,10 +497,7 @@ class SourceRunner:
         if self._down_since is None:
             self._down_since = now
         elif now - self._down_since >= self.settings.source_down_after:
-            self._open_down(message)
-
-    def _open_down(self, message: str) -> None:
-        self._alert("source_down", open_=True, detail=message)
+            self._alert("source_down", open_=True, detail=message)
 
 
 def _int(value: Any) -> int:
