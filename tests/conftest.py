@@ -8,6 +8,7 @@ the run instead of skipping it.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from sqlalchemy import Connection, Engine
 from alertstation.app import StationApp, create_app
 from alertstation.db import make_engine
 from alertstation.db.migrate import upgrade_to_head
+from alertstation.logs import BackgroundLineHandler
 from alertstation.settings import Settings
 from tests.support import (
     BACKENDS,
@@ -123,3 +125,21 @@ def station(tmp_path: Path, engine: Engine) -> Iterator[StationHarness]:
         yield StationHarness(app, falcon.testing.TestClient(app), clock, engine)
     finally:
         clear_tables(engine)
+
+
+@pytest.fixture(autouse=True)
+def _station_logging_restored() -> Iterator[None]:
+    """Give each test the ``alertstation`` logger as it found it.
+
+    A command run in a test (``configure_logging``) points the logger at that test's captured
+    stderr, which pytest closes when the test ends; later tests would log to a closed file.
+    """
+    logger = logging.getLogger("alertstation")
+    handlers, level, propagate = logger.handlers[:], logger.level, logger.propagate
+    yield
+    for added in logger.handlers:
+        if added not in handlers and isinstance(added, BackgroundLineHandler):
+            added.close()
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+    logger.propagate = propagate
