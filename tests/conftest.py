@@ -23,6 +23,7 @@ from alertstation.db import make_engine
 from alertstation.db.migrate import upgrade_to_head
 from alertstation.logs import BackgroundLineHandler
 from alertstation.settings import Settings
+from tests.processes import free_port
 from tests.support import (
     BACKENDS,
     Clock,
@@ -50,6 +51,17 @@ def engine(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[E
     yield eng
     eng.dispose()
     drop_database(url)
+
+
+@pytest.fixture
+def dead_engine() -> Iterator[Engine]:
+    """A PostgreSQL engine pointed at a loopback port nothing listens on: refused at once."""
+    engine = make_engine(
+        f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/postgres",
+        connect_args={"connect_timeout": 10},
+    )
+    yield engine
+    engine.dispose()
 
 
 @pytest.fixture

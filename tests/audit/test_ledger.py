@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from types import SimpleNamespace
 from typing import Any
 
@@ -126,25 +125,13 @@ def test_propagate_raises_and_the_caller_decides(db: Engine, ledger: AuditLedger
     assert ledger.verify_now(db).ok
 
 
-def _refused_connection_error() -> SQLAlchemyError:
-    """The error a PostgreSQL connection to a loopback port nothing listens on raises."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    dead = make_engine(f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres")
-    try:
-        with pytest.raises(SQLAlchemyError) as caught:
-            with dead.connect():
-                pass
-    finally:
-        dead.dispose()
-    return caught.value
-
-
 def test_record_or_refuse_refuses_with_audit_failed_but_passes_an_outage_through(
-    db: Engine, ledger: AuditLedger, monkeypatch: pytest.MonkeyPatch
+    db: Engine, ledger: AuditLedger, dead_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    outage = _refused_connection_error()
+    with pytest.raises(SQLAlchemyError) as refused_connection:
+        with dead_engine.connect():
+            pass
+    outage = refused_connection.value
     assert is_outage(outage)
     failures: list[Exception] = [TypeError("not serialisable"), outage]
 

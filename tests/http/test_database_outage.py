@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import falcon
@@ -15,27 +13,10 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from alertstation.alerts.broadcast import BroadcastState
 from alertstation.app import create_app
 from alertstation.context import Station
-from alertstation.db.engine import is_outage, make_engine
+from alertstation.db.engine import is_outage
 from alertstation.errors import DatabaseUnavailable
 from alertstation.http.routing import PUBLIC, Route
 from tests.support import make_settings
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def dead_engine() -> Iterator[Engine]:
-    """A PostgreSQL engine pointed at a loopback port nothing listens on: refused at once."""
-    engine = make_engine(
-        f"postgresql+psycopg://postgres@127.0.0.1:{_free_port()}/postgres",
-        connect_args={"connect_timeout": 10},
-    )
-    yield engine
-    engine.dispose()
 
 
 def _error_of(engine: Engine, sql: str) -> SQLAlchemyError:

@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import IO, Any
 
 import numpy as np
@@ -232,7 +233,7 @@ class SourceRunner:
             if heard:
                 attempt = 0
             if error.fatal:
-                self._fatal(error.message)
+                self._down_or_up("fatal", error.message, down=True)
                 self._wait_for_restart()
                 attempt = 0
                 continue
@@ -441,11 +442,11 @@ class SourceRunner:
             set_status(conn, self.source_id, **values)
 
     def _set_state(self, state: str, message: str | None) -> None:
-        values = self._enter(state, message)
+        values = self._enter(state, message, self.station.clock())
         if values:
             self._write(**values)
 
-    def _enter(self, state: str, message: str | None) -> dict[str, Any]:
+    def _enter(self, state: str, message: str | None, now: datetime) -> dict[str, Any]:
         """Note a new state; return the columns to write for it (none when nothing changed)."""
         if state == self._state and state != "reconnecting":
             return {}
@@ -455,28 +456,28 @@ class SourceRunner:
             )
         self._state = state
         self.history.append(state)
-        return {"state": state, "error_message": message, "state_changed_at": self.station.clock()}
+        return {"state": state, "error_message": message, "state_changed_at": now}
 
     def _running(self) -> None:
-        """Audio flows: the state, the end of source_down and the audio time in one transaction.
-
-        One transaction, so no reader ever sees a running source with source_down still open.
-        """
         self._down_since = None
-        now = self.station.clock()
-        values = self._enter("running", None)
-        with begin_write(self.station.engine) as conn:
-            alerts.end_alert(conn, self.source_id, "source_down", now)
-            set_status(conn, self.source_id, **values, last_audio_at=now)
+        self._down_or_up("running", None, down=False)
 
-    def _fatal(self, message: str) -> None:
-        """The source cannot work until it is changed: the state and source_down in one go."""
-        values = self._enter("fatal", message)
+    def _down_or_up(self, state: str, message: str | None, *, down: bool) -> None:
+        """Enter ``state`` and open (``down``) or end source_down in one transaction.
+
+        One transaction, so no reader ever sees a fatal source without source_down or a running
+        one with it still open. Audio flowing (not ``down``) also writes the last audio time.
+        """
         now = self.station.clock()
+        values = self._enter(state, message, now)
         with begin_write(self.station.engine) as conn:
+            if down:
+                alerts.open_alert(conn, self.source_id, "source_down", now, message)
+            else:
+                alerts.end_alert(conn, self.source_id, "source_down", now)
+                values["last_audio_at"] = now
             if values:
                 set_status(conn, self.source_id, **values)
-            alerts.open_alert(conn, self.source_id, "source_down", now, message)
 
     def _persist(self, level: float | None, title: str | None) -> None:
         values: dict[str, Any] = {"last_audio_at": self.station.clock(), "level_dbfs": level}
