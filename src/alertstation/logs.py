@@ -24,6 +24,18 @@ _GATHER_SECONDS = 0.02
 
 _STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
+# This process's id, kept current by a fork hook: ``os.getpid()`` is a system call, and a queued
+# line only needs to know whether it runs in the process that started the writer.
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
 
 class JsonFormatter(logging.Formatter):
     """Format records as JSON lines with time, level, logger, message, request id and extras."""
@@ -128,13 +140,13 @@ class BackgroundLineHandler(logging.Handler):
 
     def put_line(self, line: str) -> None:
         """Queue one finished line (without its newline) for the writer thread."""
-        if self._writer_pid != os.getpid():
+        if self._writer_pid != _pid:
             self._start_writer()
         self._queue.put(line)
 
     def _start_writer(self) -> None:
         with self._start_lock:
-            pid = os.getpid()
+            pid = _pid
             if self._writer_pid == pid:
                 return
             if self._writer is not None:  # a forked child: the parent's queue and writer are gone
@@ -177,7 +189,7 @@ class BackgroundLineHandler(logging.Handler):
 
     def flush(self) -> None:
         """Wait (up to 5 s) until every line queued before this call is written."""
-        if self._writer is None or self._writer_pid != os.getpid() or not self._writer.is_alive():
+        if self._writer is None or self._writer_pid != _pid or not self._writer.is_alive():
             return
         written = threading.Event()
         self._queue.put(written)
@@ -186,7 +198,7 @@ class BackgroundLineHandler(logging.Handler):
     def close(self) -> None:
         """Write what is queued, then stop the writer thread."""
         self.flush()
-        if self._writer is not None and self._writer_pid == os.getpid():
+        if self._writer is not None and self._writer_pid == _pid:
             self._queue.put(None)
             self._writer.join(5.0)
         self._writer = None
@@ -236,20 +248,22 @@ def json_line(created: float, level: str, logger: str, message: str, fields: dic
 # The last second :func:`iso_millis` formatted, and its text up to the seconds (one per process;
 # a race between threads only formats a second twice).
 _second_text: tuple[int, str] = (-1, "")
+_MILLIS_TEXT = tuple(f".{millis:03d}+00:00" for millis in range(1000))
 
 
 def iso_millis(created: float) -> str:
     """Return ``datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")``.
 
-    The text up to the seconds is formatted once per second, not once per line.
+    The text up to the seconds is formatted once per second, not once per line, and the
+    milliseconds come from a table.
     """
     global _second_text
     second = int(created // 1)
-    micros = round((created - second) * 1_000_000)
-    if micros >= 1_000_000:  # rounded up into the next second, as fromtimestamp rounds
+    micros = round((created - second) * 1_000_000)  # half to even, as fromtimestamp rounds
+    if micros >= 1_000_000:  # rounded up into the next second
         second, micros = second + 1, micros - 1_000_000
     cached_second, text = _second_text
     if cached_second != second:
         text = datetime.fromtimestamp(second, UTC).isoformat()[:19]
         _second_text = (second, text)
-    return f"{text}.{micros // 1000:03d}+00:00"
+    return text + _MILLIS_TEXT[micros // 1000]

@@ -10,6 +10,7 @@ import falcon
 import falcon.inspect
 import falcon.testing
 import pytest
+from falcon.routing import CompiledRouter
 from sqlalchemy import Engine
 
 from alertstation.app import build_registry, create_app
@@ -19,6 +20,7 @@ from alertstation.http.routing import (
     PUBLIC,
     SIGNED_IN,
     STATE_CHANGING,
+    HeadAsGetRouter,
     Route,
     RouteConfigError,
     RouteRegistry,
@@ -205,3 +207,37 @@ def test_build_registry_lists_platform_routes(tmp_path: Path, engine: Engine) ->
     paths = {(route.method, route.path): str(route.access) for route in registry}
     assert paths[("GET", "/healthz")] == "public"
     assert paths[("GET", "/")] == "signed_in"
+
+
+def test_remembered_literal_paths_route_as_the_compiled_router(walk_client: Any) -> None:
+    app, _ = walk_client
+    router = app._router
+    assert isinstance(router, HeadAsGetRouter)
+    compiled = CompiledRouter.find  # the router without the remembered paths
+    literal = [r.path for r in app.registry if "{" not in r.path]
+    templated = [_concrete(r.path) for r in app.registry if "{" in r.path]
+    assert literal and templated
+    for path in [*literal, *templated, "//api/broadcast/state", "/api/broadcast/state/x", "/"]:
+        expected = compiled(router, path)
+        for _ in range(2):  # the second time a literal path comes from the remembered table
+            found = router.find(path)
+            if expected is None:
+                assert found is None, path
+            else:
+                assert (found[0], found[1], found[2], found[3]) == expected, path
+    assert set(router._literal_hits) == set(literal)
+    params = router.find(literal[0])[2]
+    params["x"] = 1  # a responder may change its params: the next request gets its own
+    assert router.find(literal[0])[2] == {}
+
+
+def test_adding_a_route_forgets_the_remembered_paths() -> None:
+    router = HeadAsGetRouter()
+    first, second = Thing(), Thing()
+    router.add_route("/a/{name}", first)
+    assert router.find("/a/b")[0] is first
+    router.add_route("/a/b", second)  # a literal segment wins over a field
+    assert router.find("/a/b")[0] is second
+    assert router.find("/a/b")[0] is second and "/a/b" in router._literal_hits
+    router.add_route("/a/c", first)
+    assert router._literal_hits == {}

@@ -21,7 +21,6 @@ The public resource that answers from the snapshot lives here too; the system st
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from alertstation.alerts.tables import cap_alerts
 from alertstation.db import GenerationCache
 from alertstation.db.engine import is_outage
 from alertstation.db.types import utcnow
+from alertstation.http.media import dumps
 
 log = logging.getLogger("alertstation.alerts")
 
@@ -115,11 +115,13 @@ class BroadcastState:
         self._clock = clock
         self._monotonic = monotonic
         self._check_interval = check_interval
-        self._lock = threading.Lock()
-        self._last: ActiveSnapshot | None = None
-        self._last_generation: int | None = None
-        self._retry_at = float("-inf")
+        # The last good (snapshot, generation), replaced whole so readers need no lock; while
+        # the store is down it answers until ``_retry_at`` (a monotonic time) has passed.
+        self._last: tuple[ActiveSnapshot, int] | None = None
+        self._retry_at = _NEVER
         self._last_airing = False
+        # The last answer's parts and its JSON: most requests give the same parts again.
+        self._json: tuple[_Parts, bytes] | None = None
         self._cache: GenerationCache[ActiveSnapshot] = GenerationCache(
             engine,
             GENERATION,
@@ -136,41 +138,37 @@ class BroadcastState:
     def clear(self) -> None:
         """Drop the snapshot so the next answer reads the store again."""
         self._cache.clear()
-        with self._lock:
-            self._retry_at = float("-inf")
+        self._retry_at = _NEVER
 
     def counts(self) -> tuple[int, int]:
         """Return (active alerts, active in-area alerts) at the clock's current time."""
         return self.snapshot().counts(self._clock())
 
     def _current(self) -> tuple[ActiveSnapshot, int | None, bool]:
-        """Return (snapshot, its generation, stale); the last good one while the store is down."""
-        with self._lock:
-            last, generation = self._last, self._last_generation
-            waiting = self._monotonic() < self._retry_at
-        if waiting and last is not None:
-            return last, generation, True
+        """Return (snapshot, its generation, stale); the last good one while the store is down.
+
+        Threads share the state without a lock: each value is replaced whole, and a race can
+        at worst try the store once more than needed.
+        """
+        last = self._last
+        if last is not None and self._retry_at != _NEVER and self._monotonic() < self._retry_at:
+            return last[0], last[1], True
         try:
-            snapshot = self._cache.get()
+            snapshot, generation = self._cache.snapshot()
         except Exception as ex:
             if last is None or not is_outage(ex):
                 raise
-            with self._lock:
-                self._retry_at = self._monotonic() + self._check_interval
+            self._retry_at = self._monotonic() + self._check_interval
             log.warning("broadcast state: database unavailable, serving the last snapshot")
-            return last, generation, True
-        generation = self._cache.generation
-        with self._lock:
-            self._last, self._last_generation = snapshot, generation
-            self._retry_at = float("-inf")
+            return last[0], last[1], True
+        if last is None or last[0] is not snapshot or last[1] != generation:
+            self._last = (snapshot, generation)
+        if self._retry_at != _NEVER:
+            self._retry_at = _NEVER
         return snapshot, generation, False
 
-    def state(self) -> dict[str, Any]:
-        """Return the public broadcast state as JSON-ready data.
-
-        ``stale`` is true when the database cannot be reached and the answer comes from the last
-        snapshot read; ``timestamp`` then says when that was.
-        """
+    def _parts(self) -> _Parts:
+        """Return what the answer says: (snapshot, generation, active, in area, airing, stale)."""
         snapshot, generation, stale = self._current()
         active, in_area = snapshot.counts(self._clock())
         airing = self._last_airing
@@ -182,15 +180,42 @@ class BroadcastState:
                     raise
                 stale = True
             self._last_airing = airing
-        return {
-            "active": in_area > 0 or airing,
-            "active_alerts": active,
-            "in_area_alerts": in_area,
-            "airing": airing,
-            "generation": generation,
-            "timestamp": snapshot.built_at.isoformat(),
-            "stale": stale,
-        }
+        return snapshot, generation, active, in_area, airing, stale
+
+    def state(self) -> dict[str, Any]:
+        """Return the public broadcast state as JSON-ready data.
+
+        ``stale`` is true when the database cannot be reached and the answer comes from the last
+        snapshot read; ``timestamp`` then says when that was.
+        """
+        return _document(self._parts())
+
+    def state_json(self) -> bytes:
+        """Return :meth:`state` as the JSON the API answers, serialised once per new answer."""
+        parts = self._parts()
+        cached = self._json
+        if cached is not None and cached[0] == parts:
+            return cached[1]
+        body = dumps(_document(parts))
+        self._json = (parts, body)
+        return body
+
+
+_NEVER = float("-inf")
+_Parts = tuple[ActiveSnapshot, int | None, int, int, bool, bool]
+
+
+def _document(parts: _Parts) -> dict[str, Any]:
+    snapshot, generation, active, in_area, airing, stale = parts
+    return {
+        "active": in_area > 0 or airing,
+        "active_alerts": active,
+        "in_area_alerts": in_area,
+        "airing": airing,
+        "generation": generation,
+        "timestamp": snapshot.built_at.isoformat(),
+        "stale": stale,
+    }
 
 
 class BroadcastStateApi:
@@ -200,5 +225,6 @@ class BroadcastStateApi:
         self._broadcast = broadcast
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self._broadcast.state()
+        resp.data = self._broadcast.state_json()
+        resp.content_type = falcon.MEDIA_JSON
         resp.set_header("Cache-Control", "no-store")

@@ -127,7 +127,8 @@ def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
         "method": method,
         "path": path,
         "status": status,
-        "duration_ms": round((time.perf_counter() - started) * 1000, 2) if started else None,
+        # Milliseconds to two decimals (one-argument round: round(x, 2) costs far more).
+        "duration_ms": round((time.perf_counter() - started) * 100_000) / 100 if started else None,
         "client_ip": getattr(context, "client_ip", None),
         "user": getattr(user, "username", None),
     }

@@ -153,7 +153,29 @@ class RouteRegistry:
 
 
 class HeadAsGetRouter(CompiledRouter):
-    """Falcon's router, with HEAD answered by the GET responder where a resource has no on_head."""
+    """Falcon's router, with HEAD answered by the GET responder where a resource has no on_head.
+
+    A path that is exactly a template without fields (``/api/broadcast/state``) is remembered
+    once the compiled router has found it, and found again with one dict lookup; there are at
+    most as many such paths as routes, and adding a route forgets them.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._literal_hits: dict[str, tuple[object, Any, str]] = {}
+
+    def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
+        self._literal_hits = {}
+        super().add_route(uri_template, resource, **kwargs)
+
+    def find(self, uri: str, req: Any = None) -> Any:
+        hit = self._literal_hits.get(uri)
+        if hit is not None:
+            return hit[0], hit[1], {}, hit[2]
+        found = super().find(uri, req)
+        if found is not None and found[3] == uri and not found[2]:
+            self._literal_hits[uri] = (found[0], found[1], uri)
+        return found
 
     def map_http_methods(self, resource: object, **kwargs: Any) -> Any:
         method_map = super().map_http_methods(resource, **kwargs)
