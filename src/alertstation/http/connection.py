@@ -111,17 +111,15 @@ class ConnectionControl:
         self.app = app
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            if environ.get(CLOSE_CONNECTION):
-                server_response = getattr(start_response, "__self__", None)
-                force_close = getattr(server_response, "force_close", None)
-                if callable(force_close):
-                    force_close()
-            if exc_info is None:
-                return start_response(status, headers)
-            return start_response(status, headers, exc_info)
-
-        return self.app(environ, start)
+        # The app has asked (or not) by the time it returns: the flag is set while the answer is
+        # finished, before start_response, and gunicorn sends the headers on the first write.
+        body = self.app(environ, start_response)
+        if environ.get(CLOSE_CONNECTION):
+            server_response = getattr(start_response, "__self__", None)
+            force_close = getattr(server_response, "force_close", None)
+            if callable(force_close):
+                force_close()
+        return body
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.app, name)
