@@ -25,8 +25,8 @@ def parse_addresses(values: list[object]) -> tuple[npt.NDArray[np.uint64], npt.N
     """Return (keys uint64[n, 2], ok uint8[n]) for address strings; ok is 0 where refused."""
 
 def _use_ssse3(on: bool) -> bool:
-    """Let the batch parse dotted quads with SSSE3 (the default where the CPU has it) or not;
-    return whether it now does. For tests of the other path."""
+    """Let the batch parse dotted quads and IPv6 groups with SSSE3 (the default where the CPU
+    has it) or not; return whether it now does. For tests of the other path."""
 
 class PrefixTable:
     """Longest-prefix match over 128-bit keys; labels are the indexes of the given prefixes."""
@@ -54,14 +54,16 @@ class PrefixTable:
     def find_many(self, values: list[object]) -> npt.NDArray[np.int32]:
         """Return int32 labels for address strings: -1 no match, -2 where ``find`` refuses.
 
-        Reads each str in place, a chunk at a time sorted by family, parses IPv4 and IPv6 text
-        in separate runs into key buffers, then searches each family in its own run, requesting
-        buckets and intervals ahead; no Python object per item.
+        Reads each str in place, a chunk at a time sorted by family, with every buffer of the
+        chunk on the stack: parses IPv4 and IPv6 text in separate runs (requesting each key's
+        bucket as it goes), then searches each family in its own run, requesting intervals
+        ahead; no Python object per item and no array but the result. Holds the GIL.
         """
 
     def contains_many(self, values: list[object]) -> tuple[npt.NDArray[np.bool_], int]:
         """Return (covered bool[n], refused): ``find_many`` as membership, and how many items
-        it refused (read False; the caller decides them)."""
+        it refused (read False; the caller decides them). Each chunk's labels become bools as
+        it goes: no label array."""
 
     def find_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
         """Return int32 labels for keys uint64[n, 2]; releases the GIL while searching."""

@@ -7,11 +7,17 @@ so both families live in one sorted structure and a mapped IPv6 address *is* its
 
 The prefixes of a table cut the key space into disjoint intervals; each interval carries the
 index of the longest prefix covering it (or -1). A lookup is a binary search for the last
-interval start at or below the key: O(log n), no allocation, GIL released for batches. Large
-tables add bucket indexes (one over IPv4, one over the span of the IPv6 starts) in which most
-lookups end without touching the interval array at all; the IPv4 buckets point into a compact
-copy of the IPv4 intervals (32-bit start and label), searched four starts at once. A batch is
-sorted by family a chunk at a time, so that its parse and its search never branch on the family.
+interval start at or below the key: O(log n), no allocation. Large tables add bucket indexes
+(one over IPv4, one over the span of the IPv6 starts) in which most lookups end without touching
+the interval array at all; the IPv4 buckets point into a compact copy of the IPv4 intervals
+(32-bit start and label), searched four starts at once.
+
+A batch (``find_many``, ``contains_many``) goes a chunk of C_CHUNK items at a time, every buffer
+of the chunk on the stack (``_find_chunk``): the str objects are read in place and sorted by
+family, so that the parse and the search never branch on it; each family is parsed in one run
+(SSSE3 where the CPU has it: dotted quads by octet-width shuffles, IPv6 groups two at a time),
+which also requests each key's bucket as soon as the key is known; then each family is searched
+in one run. ``contains_many`` turns a chunk's labels into bools as it goes: no label array.
 
 ``::ffff:0:0/96`` (all of IPv4) is always present as a hole labelled -1 that sorts after any real
 prefix of the same extent: an IPv6 prefix such as ``::/0`` never covers an IPv4 address, while
@@ -298,13 +304,47 @@ cdef extern from *:
         *hi = (uint64_t)_mm_cvtsi128_si64(packed);
         *lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(packed, packed));
     }
+    /* Eight groups with SSSE3: the groups are taken two at a time, from one 16-byte load at
+       the first's start; their lengths (1 to 4 each, 16 layouts) choose a byte shuffle that
+       puts each group's digits right-aligned in its own four bytes, and the 32 digits become
+       the key with one multiply-add and a pack. The loads reach 16 bytes past a pair's start
+       (at most 52 past the text's): the caller makes 64 bytes readable. */
+    static unsigned char cidr_pair_shuffle[16][16] __attribute__((aligned(16)));
+    static int cidr_has_ssse3 = 0;
+    __attribute__((target("ssse3")))
+    static inline void cidr_eight_groups_ssse3(const unsigned char *b, const int *end,
+                                               uint64_t *hi, uint64_t *lo) {
+        __m128i q[4], v[2], n, t, packed;
+        int k, a, s, la, lb;
+        for (k = 0; k < 4; k++) {
+            s = k ? end[2 * k - 1] + 2 : 0;  /* the pair's start */
+            a = end[2 * k] + 2;  /* the second group's start */
+            la = end[2 * k] - s + 1;
+            lb = end[2 * k + 1] - a + 1;
+            q[k] = _mm_shuffle_epi8(
+                _mm_loadu_si128((const __m128i *)(b + s)),
+                _mm_load_si128((const __m128i *)cidr_pair_shuffle[(la - 1) + 4 * (lb - 1)]));
+        }
+        v[0] = _mm_unpacklo_epi64(q[0], q[1]);
+        v[1] = _mm_unpacklo_epi64(q[2], q[3]);
+        for (k = 0; k < 2; k++) {  /* digit values: low four bits, + 9 for letters (bit 6) */
+            t = _mm_and_si128(_mm_srli_epi16(v[k], 6), _mm_set1_epi8(1));
+            n = _mm_add_epi8(_mm_and_si128(v[k], _mm_set1_epi8(0x0F)),
+                             _mm_add_epi8(_mm_slli_epi16(t, 3), t));
+            v[k] = _mm_maddubs_epi16(n, _mm_set1_epi16(0x0110));  /* 16 * first + second */
+        }
+        packed = _mm_packus_epi16(v[0], v[1]);  /* the key's 16 bytes, most significant first */
+        *hi = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(packed));
+        *lo = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(packed, packed)));
+    }
     /* IPv6 without a dotted tail or zone, 2..39 characters: three vectors (zeros past the end).
        All eight groups written out (the usual client address): cidr_eight_groups. With a "::",
        the value of the group ending at every position is computed at once: its low byte (the
        last two digits) and its high byte (the two before, kept only while the group goes on);
        the groups are then read at the group ends and placed around the gap. */
-    static inline int cidr_fast_ipv6(const unsigned char *b, __m128i v0, int length,
-                                     uint64_t *hi, uint64_t *lo) {
+    static inline __attribute__((always_inline)) int cidr_fast_ipv6(
+            const unsigned char *b, __m128i v0, int length, uint64_t *hi, uint64_t *lo,
+            int ssse3) {
         unsigned char low[48], high[48];
         __m128i n = _mm_set1_epi8((char)length), idx = _mm_setr_epi8(
             16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
@@ -328,7 +368,8 @@ cdef extern from *:
         ends = hex & ~(hex >> 1);
         if (colons == 0x421084210ULL && length == 39) {  /* eight groups of four digits */
             static const int full[8] = {3, 8, 13, 18, 23, 28, 33, 38};
-            cidr_eight_groups(b, full, hi, lo);
+            if (ssse3) cidr_eight_groups_ssse3(b, full, hi, lo);
+            else cidr_eight_groups(b, full, hi, lo);
             return 1;
         }
         if (dc == 0) {  /* all eight groups written out: read each at its end, from the text */
@@ -341,7 +382,8 @@ cdef extern from *:
                 ends &= ends - 1ULL;
             }
             if (ends != (1ULL << 48)) return 0;
-            cidr_eight_groups(b, end, hi, lo);
+            if (ssse3) cidr_eight_groups_ssse3(b, end, hi, lo);
+            else cidr_eight_groups(b, end, hi, lo);
             return 1;
         } else {
             if (dc & (dc - 1ULL)) return 0;  /* two of them, or ":::" */
@@ -403,7 +445,7 @@ cdef extern from *:
             *lo = 0x0000FFFF00000000ULL | v4;
             return 4;
         }
-        if (!cidr_fast_ipv6(src, v, (int)length, hi, lo)) return 0;
+        if (!cidr_fast_ipv6(src, v, (int)length, hi, lo, 0)) return 0;
         return (*hi == 0 && (*lo >> 32) == 0xFFFF) ? 4 : 6;
     }
     /* A plain dotted quad only (1 and its 32-bit value, else 0): the IPv4 part of
@@ -433,7 +475,6 @@ cdef extern from *:
        cidr_fast_ipv4: digits and three dots only, no empty octet, no leading zero, none over
        255. */
     static unsigned char cidr_shuffle4[81][16] __attribute__((aligned(16)));
-    static int cidr_has_ssse3 = 0;
     static void cidr_init_ipv4(void) {
         int pattern, k, i, start, len[4];
         for (pattern = 0; pattern < 81; pattern++) {
@@ -450,6 +491,19 @@ cdef extern from *:
                 cidr_shuffle4[pattern][4 * k + 3] = 0x80;
                 start += len[k] + 1;
             }
+        }
+        for (pattern = 0; pattern < 16; pattern++) {
+            len[0] = pattern % 4 + 1;
+            len[1] = pattern / 4 + 1;
+            for (k = 0; k < 2; k++) {
+                start = k ? len[0] + 1 : 0;
+                for (i = 0; i < 4; i++) {
+                    int digit = i - (4 - len[k]);
+                    cidr_pair_shuffle[pattern][4 * k + i] =
+                        digit >= 0 ? (unsigned char)(start + digit) : 0x80;
+                }
+            }
+            for (i = 8; i < 16; i++) cidr_pair_shuffle[pattern][i] = 0x80;
         }
         __builtin_cpu_init();
         cidr_has_ssse3 = __builtin_cpu_supports("ssse3");
@@ -487,53 +541,81 @@ cdef extern from *:
         *value = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(octets));
         return 1;
     }
-    /* Parse the texts a run of dotted quads picks: ok[k] says whether pick k was taken (its
-       address in out[k]); what is not taken goes to the other parsers. */
+    /* Parse the texts a run of dotted quads picks. Each address goes to out[] and its pick to
+       at[], the picks the parser does not take to missed[] (their count to *nmissed), without
+       a branch on which; return how many were taken. */
     __attribute__((target("ssse3")))
-    static void cidr_run4_ssse3(const char *const *texts, const Py_ssize_t *lengths,
-                                const int32_t *pick, Py_ssize_t count, uint32_t *out,
-                                unsigned char *ok) {
+    static Py_ssize_t cidr_run4_ssse3(const char *const *texts, const Py_ssize_t *lengths,
+                                      const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                                      int32_t *at, int32_t *missed, Py_ssize_t *nmissed,
+                                      const uint64_t *index4, int shift4) {
         unsigned char b[16];
         const unsigned char *src;
-        Py_ssize_t k, length;
+        Py_ssize_t k, length, taken = 0, left = 0;
+        uint32_t value;
+        int ok;
         const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         for (k = 0; k < count; k++) {
             src = (const unsigned char *)texts[pick[k]];
             length = lengths[pick[k]];
             if (length < 7 || length > 15) {
-                ok[k] = 0;
-                continue;
+                ok = 0;
+            } else {
+                if (((uintptr_t)src & 4095u) > 4096u - 16u) {
+                    memset(b, 0, sizeof b);
+                    memcpy(b, src, (size_t)length);
+                    src = b;
+                }
+                value = 0;
+                ok = cidr_ipv4_ssse3(
+                    _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
+                                  _mm_cmpgt_epi8(_mm_set1_epi8((char)length), idx)),
+                    (int)length, &value);
+                out[taken] = value;
+                if (index4) __builtin_prefetch(index4 + (value >> shift4), 0, 3);
             }
-            if (((uintptr_t)src & 4095u) > 4096u - 16u) {
-                memset(b, 0, sizeof b);
-                memcpy(b, src, (size_t)length);
-                src = b;
-            }
-            ok[k] = (unsigned char)cidr_ipv4_ssse3(
-                _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
-                              _mm_cmpgt_epi8(_mm_set1_epi8((char)length), idx)),
-                (int)length, &out[k]);
+            at[taken] = pick[k];
+            missed[left] = pick[k];
+            taken += ok;
+            left += 1 - ok;
         }
+        *nmissed = left;
+        return taken;
     }
-    static void cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
-                          const int32_t *pick, Py_ssize_t count, uint32_t *out,
-                          unsigned char *ok) {
-        Py_ssize_t k;
-        if (cidr_has_ssse3) {
-            cidr_run4_ssse3(texts, lengths, pick, count, out, ok);
-            return;
+    static Py_ssize_t cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
+                                const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                                int32_t *at, int32_t *missed, Py_ssize_t *nmissed,
+                                const uint64_t *index4, int shift4) {
+        Py_ssize_t k, taken = 0, left = 0;
+        uint32_t value;
+        int ok;
+        if (cidr_has_ssse3)
+            return cidr_run4_ssse3(texts, lengths, pick, count, out, at, missed, nmissed,
+                                   index4, shift4);
+        for (k = 0; k < count; k++) {
+            value = 0;
+            ok = cidr_fast_parse4(texts[pick[k]], lengths[pick[k]], &value);
+            out[taken] = value;
+            if (index4) __builtin_prefetch(index4 + (value >> shift4), 0, 3);
+            at[taken] = pick[k];
+            missed[left] = pick[k];
+            taken += ok;
+            left += 1 - ok;
         }
-        for (k = 0; k < count; k++)
-            ok[k] = (unsigned char)cidr_fast_parse4(texts[pick[k]], lengths[pick[k]], &out[k]);
+        *nmissed = left;
+        return taken;
     }
     /* IPv6 text without a dotted tail only (1, else 0; a mapped IPv4 address comes out as
-       its key): the IPv6 part of cidr_fast_parse alone, for a run of texts sorted as IPv6. */
-    static inline int cidr_fast_parse6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
-        unsigned char b[48];
+       its key): the IPv6 part of cidr_fast_parse alone, for a run of texts sorted as IPv6.
+       64 bytes are read from where the text lies when they stay within its memory page, else
+       from a zeroed copy; with SSSE3 (picked at run time) the groups are read in pairs. */
+    static inline __attribute__((always_inline)) int cidr_fast_parse6_with(
+            const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo, int ssse3) {
+        unsigned char b[64];
         const unsigned char *src = (const unsigned char *)text;
         __m128i v;
         if (length < 2 || length > 39) return 0;
-        if (((uintptr_t)text & 4095u) > 4096u - 48u) {
+        if (((uintptr_t)text & 4095u) > 4096u - 64u) {
             memset(b, 0, sizeof b);
             memcpy(b, text, (size_t)length);
             src = b;
@@ -542,13 +624,72 @@ cdef extern from *:
                           _mm_cmpgt_epi8(_mm_set1_epi8((char)length),
                                          _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
                                                        12, 13, 14, 15)));
-        return cidr_fast_ipv6(src, v, (int)length, hi, lo);
+        return cidr_fast_ipv6(src, v, (int)length, hi, lo, ssse3);
+    }
+    /* Parse the texts a run of IPv6 text picks, as cidr_run4 does dotted quads: each key goes
+       to keys[] (hi, lo) and its pick to at[], the picks not taken to missed[] (refused here,
+       or an IPv4-mapped address: its key is IPv4's); return how many were taken. When the
+       table has an IPv6 index (index6, base6, shift6, last6 as in its Table) each key's
+       bucket is requested as soon as the key is known. */
+    static inline __attribute__((always_inline)) Py_ssize_t cidr_run6_with(
+            const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+            Py_ssize_t count, uint64_t *keys, int32_t *at, int32_t *missed,
+            Py_ssize_t *nmissed, const uint64_t *index6, uint64_t base6, int shift6,
+            uint64_t last6, int ssse3) {
+        Py_ssize_t k, taken = 0, left = 0;
+        uint64_t hi, lo, bucket;
+        int ok;
+        for (k = 0; k < count; k++) {
+            hi = 0;
+            lo = 0;
+            ok = cidr_fast_parse6_with(texts[pick[k]], lengths[pick[k]], &hi, &lo, ssse3);
+            ok &= !(hi == 0 && (lo >> 32) == 0xFFFFu);
+            keys[2 * taken] = hi;
+            keys[2 * taken + 1] = lo;
+            at[taken] = pick[k];
+            missed[left] = pick[k];
+            taken += ok;
+            left += 1 - ok;
+            if (index6) {
+                bucket = hi < base6 ? 0 : ((hi - base6) >> shift6) + 1;
+                __builtin_prefetch(index6 + (bucket > last6 + 1 ? last6 + 1 : bucket), 0, 3);
+            }
+        }
+        *nmissed = left;
+        return taken;
+    }
+    __attribute__((target("ssse3")))
+    static Py_ssize_t cidr_run6_ssse3(
+            const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+            Py_ssize_t count, uint64_t *keys, int32_t *at, int32_t *missed,
+            Py_ssize_t *nmissed, const uint64_t *index6, uint64_t base6, int shift6,
+            uint64_t last6) {
+        return cidr_run6_with(texts, lengths, pick, count, keys, at, missed, nmissed,
+                              index6, base6, shift6, last6, 1);
+    }
+    static Py_ssize_t cidr_run6(
+            const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+            Py_ssize_t count, uint64_t *keys, int32_t *at, int32_t *missed,
+            Py_ssize_t *nmissed, const uint64_t *index6, uint64_t base6, int shift6,
+            uint64_t last6) {
+        if (cidr_has_ssse3)
+            return cidr_run6_ssse3(texts, lengths, pick, count, keys, at, missed, nmissed,
+                                   index6, base6, shift6, last6);
+        return cidr_run6_with(texts, lengths, pick, count, keys, at, missed, nmissed,
+                              index6, base6, shift6, last6, 0);
     }
     #else
     static inline int cidr_fast_parse(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
         return 0;
     }
-    static inline int cidr_fast_parse6(const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo) {
+    static Py_ssize_t cidr_run6(
+            const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+            Py_ssize_t count, uint64_t *keys, int32_t *at, int32_t *missed,
+            Py_ssize_t *nmissed, const uint64_t *index6, uint64_t base6, int shift6,
+            uint64_t last6) {
+        Py_ssize_t k;
+        for (k = 0; k < count; k++) missed[k] = pick[k];
+        *nmissed = count;
         return 0;
     }
     static inline int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) {
@@ -556,11 +697,14 @@ cdef extern from *:
     }
     static void cidr_init_ipv4(void) {}
     static int cidr_use_ssse3(int on) { return 0; }
-    static void cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
-                          const int32_t *pick, Py_ssize_t count, uint32_t *out,
-                          unsigned char *ok) {
+    static Py_ssize_t cidr_run4(const char *const *texts, const Py_ssize_t *lengths,
+                                const int32_t *pick, Py_ssize_t count, uint32_t *out,
+                                int32_t *at, int32_t *missed, Py_ssize_t *nmissed,
+                                const uint64_t *index4, int shift4) {
         Py_ssize_t k;
-        for (k = 0; k < count; k++) ok[k] = 0;
+        for (k = 0; k < count; k++) missed[k] = pick[k];
+        *nmissed = count;
+        return 0;
     }
     #endif
     """
@@ -570,12 +714,15 @@ cdef extern from *:
     int cidr_fast_parse4(const char *text, Py_ssize_t length, uint32_t *value) noexcept nogil
     void cidr_init_ipv4() noexcept
     int cidr_use_ssse3(int on) noexcept
-    void cidr_run4(
+    Py_ssize_t cidr_run4(
         const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
-        Py_ssize_t count, uint32_t *out, unsigned char *ok,
+        Py_ssize_t count, uint32_t *out, int32_t *at, int32_t *missed, Py_ssize_t *nmissed,
+        const uint64_t *index4, int shift4,
     ) noexcept nogil
-    int cidr_fast_parse6(
-        const char *text, Py_ssize_t length, uint64_t *hi, uint64_t *lo
+    Py_ssize_t cidr_run6(
+        const char *const *texts, const Py_ssize_t *lengths, const int32_t *pick,
+        Py_ssize_t count, uint64_t *keys, int32_t *at, int32_t *missed, Py_ssize_t *nmissed,
+        const uint64_t *index6, uint64_t base6, int shift6, uint64_t last6,
     ) noexcept nogil
 
 
@@ -583,8 +730,8 @@ cidr_init_ipv4()
 
 
 def _use_ssse3(bint on):
-    """Let the batch parse dotted quads with SSSE3 (the default where the CPU has it) or not;
-    return whether it now does. For tests of the other path."""
+    """Let the batch parse dotted quads and IPv6 groups with SSSE3 (the default where the CPU
+    has it) or not; return whether it now does. For tests of the other path."""
     return bool(cidr_use_ssse3(on))
 
 
@@ -1040,8 +1187,7 @@ cdef void _build_index(const Table *table, Bucket *index4, Bucket *index6) noexc
 
 
 cdef enum:
-    C_BUCKET_AHEAD = 16  # keys whose bucket a search run requests ahead of the one it searches
-    C_RUN_AHEAD = 8  # keys whose intervals (their bucket read by then) it requests ahead
+    C_RUN_AHEAD = 8  # keys whose intervals a search run requests ahead of the one it searches
 
 
 cdef void _search_run4(
@@ -1051,14 +1197,12 @@ cdef void _search_run4(
     """Search IPv4 keys (a table with bucket indexes) into ``labels[where[k]]``.
 
     The lookups depend on two reads from a few megabytes (the bucket, then its runs), which a
-    plain loop waits for; so each key's bucket is requested C_BUCKET_AHEAD keys ahead, and its
-    runs C_RUN_AHEAD keys ahead, when its bucket has arrived.
+    plain loop waits for; so each key's bucket is requested when the key is parsed
+    (``cidr_run4``), and its runs C_RUN_AHEAD keys ahead of the search, its bucket read by then.
     """
     cdef Py_ssize_t k
     cdef const Run4 *run
     for k in range(count):
-        if k + C_BUCKET_AHEAD < count:
-            cidr_prefetch(_bucket4(table, addresses[k + C_BUCKET_AHEAD]))
         if k + C_RUN_AHEAD < count:
             run = table.runs4 + _bucket4(table, addresses[k + C_RUN_AHEAD])[0].pos
             cidr_prefetch(run)
@@ -1070,12 +1214,11 @@ cdef void _search_run6(
     const Table *table, const uint64_t *keys, const int32_t *where, Py_ssize_t count,
     int32_t *labels,
 ) noexcept nogil:
-    """Search keys outside IPv4 (a table with bucket indexes) into ``labels[where[k]]``, with
-    the bucket and then the intervals requested ahead as in ``_search_run4``."""
+    """Search keys outside IPv4 (a table with bucket indexes) into ``labels[where[k]]``, the
+    bucket requested at the parse (``cidr_run6``) and the intervals ahead as in
+    ``_search_run4``."""
     cdef Py_ssize_t k, j
     for k in range(count):
-        if k + C_BUCKET_AHEAD < count:
-            cidr_prefetch(_bucket6(table, keys[2 * (k + C_BUCKET_AHEAD)]))
         if k + C_RUN_AHEAD < count:
             j = _bucket6(table, keys[2 * (k + C_RUN_AHEAD)])[0].pos
             cidr_prefetch(table.bounds + 2 * j)
@@ -1152,21 +1295,96 @@ def _check_prefixes(const uint64_t[:, ::1] keys, const uint8_t[::1] plens):
 
 
 cdef inline (Py_ssize_t, Py_ssize_t) _place(
-    int family, Py_ssize_t i, Py_ssize_t n, uint64_t hi, uint64_t lo, uint64_t *key,
-    uint32_t *v4, int32_t *found, int32_t *labels, Py_ssize_t n4, Py_ssize_t n6,
+    int family, int32_t j, uint64_t hi, uint64_t lo, uint32_t *v4, int32_t *at4,
+    uint64_t *key6, int32_t *at6, int32_t *labels, Py_ssize_t n4, Py_ssize_t n6,
 ) noexcept nogil:
-    """File item ``i``'s key for the search: IPv4 from the front of ``found`` (the address in
-    ``v4``), IPv6 from the back (the key in ``key`` at the same place), refused ones nowhere
-    (labelled -2). Both slots are written and one count moves: no branch on the family. The
-    slots are free: items before ``i`` took at most ``i`` of the ``n``."""
-    cdef Py_ssize_t back = n - 1 - n6
-    found[n4] = <int32_t>i
+    """File item ``j`` of a chunk for the search: an IPv4 address in ``v4``, another key in
+    ``key6``, refused ones nowhere (labelled -2, which a search overwrites for the others).
+    Both slots are written and one count moves: no branch on the family. The slots are free:
+    items before ``j`` took at most ``j`` of them."""
     v4[n4] = <uint32_t>lo
-    found[back] = <int32_t>i
-    key[2 * back] = hi
-    key[2 * back + 1] = lo
-    labels[i] = C_NOT_PARSED if family == 0 else 0
+    at4[n4] = j
+    key6[2 * n6] = hi
+    key6[2 * n6 + 1] = lo
+    at6[n6] = j
+    labels[j] = C_NOT_PARSED
     return n4 + (family == 4), n6 + (family == 6)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _find_chunk(
+    const Table *table, list values, Py_ssize_t start, Py_ssize_t stop, int32_t *labels,
+) except -1:
+    """Label items ``start`` to ``stop`` (at most C_CHUNK) of ``values`` into ``labels[0:]``.
+
+    Every buffer is on the stack and stays in L1: the text pointers, the family picks, the
+    parsed IPv4 addresses and IPv6 keys with the item each belongs to, and the labels.
+    """
+    cdef Py_ssize_t n = len(values), i, k, c4 = 0, c6 = 0, n4 = 0, n6 = 0, taken, missed
+    cdef int32_t j
+    cdef PyObject *item
+    cdef int family, six
+    cdef uint64_t hi = 0, lo = 0
+    cdef const char *texts[C_CHUNK]
+    cdef Py_ssize_t lengths[C_CHUNK]
+    cdef int32_t pick4[C_CHUNK]
+    cdef int32_t pick6[C_CHUNK]
+    cdef int32_t miss4[C_CHUNK]
+    cdef int32_t miss6[C_CHUNK]
+    cdef uint32_t v4[C_CHUNK]
+    cdef int32_t at4[C_CHUNK]
+    cdef uint64_t key6[2 * C_CHUNK]
+    cdef int32_t at6[C_CHUNK]
+    for i in range(start, stop):
+        if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
+            item = PyList_GET_ITEM(values, i + C_AHEAD)
+            cidr_prefetch(item)  # the header and the text's start
+            cidr_prefetch((<const char *>item) + 64)  # the rest of a long IPv6 text
+        item = PyList_GET_ITEM(values, i)
+        j = <int32_t>(i - start)
+        if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
+            texts[j] = <const char *>PyUnicode_DATA(item)
+            lengths[j] = PyUnicode_GET_LENGTH(item)
+            six = cidr_colon_hint(texts[j], lengths[j])
+            pick4[c4] = j
+            pick6[c6] = j
+            c4 += 1 - six
+            c6 += six
+        else:
+            family = _parse_object(<object>item, &hi, &lo)
+            n4, n6 = _place(family, j, hi, lo, v4, at4, key6, at6, labels, n4, n6)
+    # The IPv4 texts go straight into v4/at4; the few the fast parser leaves are listed apart.
+    # Each IPv4 address's bucket is requested as soon as it is parsed: it arrives while the
+    # rest of the chunk is parsed, before its search.
+    taken = cidr_run4(
+        texts, lengths, pick4, c4, v4 + n4, at4 + n4, miss4, &missed,
+        <const uint64_t *>table.index4, table.shift4,
+    )
+    n4 += taken
+    for k in range(missed):
+        j = miss4[k]
+        family = _parse_text(texts[j], lengths[j], &hi, &lo)
+        n4, n6 = _place(family, j, hi, lo, v4, at4, key6, at6, labels, n4, n6)
+    # The same for the IPv6 texts; an IPv4-mapped one is among those left (its key is IPv4's).
+    taken = cidr_run6(
+        texts, lengths, pick6, c6, key6 + 2 * n6, at6 + n6, miss6, &missed,
+        <const uint64_t *>table.index6, table.base6, table.shift6, table.last6,
+    )
+    n6 += taken
+    for k in range(missed):
+        j = miss6[k]
+        family = _parse_text(texts[j], lengths[j], &hi, &lo)
+        n4, n6 = _place(family, j, hi, lo, v4, at4, key6, at6, labels, n4, n6)
+    if table.index4 == NULL:
+        for k in range(n4):
+            labels[at4[k]] = _search(table, 0, MAPPED_LO | <uint64_t>v4[k])
+        for k in range(n6):
+            labels[at6[k]] = _search(table, key6[2 * k], key6[2 * k + 1])
+    else:
+        _search_run4(table, v4, at4, n4, labels)
+        _search_run6(table, key6, at6, n6, labels)
+    return 0
 
 
 cdef class PrefixTable:
@@ -1207,6 +1425,8 @@ cdef class PrefixTable:
         cdef Py_ssize_t count
         with nogil:
             count = _sweep(k, p, e, b, lab)
+        # BOUNDS_PADDING rows past the last, so the starts after any interval can be read at
+        # once (``_search6``); they are never counted.
         self._bounds_array = np.ascontiguousarray(bounds[:count])
         self._labels_array = np.ascontiguousarray(labels[:count])
         cdef const uint64_t[:, ::1] bounds_view = self._bounds_array
@@ -1271,109 +1491,47 @@ cdef class PrefixTable:
     def find_many(self, list values):
         """Return int32 labels for a list of address strings: -1 no match, -2 refused.
 
-        No Python object per item. The items are taken a chunk at a time: each plain ASCII str
-        (which every address text is) is read in place and sorted by family (a colon among its
-        first characters), then the chunk's IPv4 texts are parsed in one run and its IPv6 texts
-        in another, each key going into one buffer (IPv4 keys as 32-bit addresses); anything
-        else goes through the same checks as ``find``. Then, with the GIL released, the IPv4
-        keys are searched in one run and the others in another. Sorting by family first keeps
-        the branches on it out of the parse and the search, where a random mix of families
-        would mispredict them every other address.
+        No Python object per item and no array but the result. The items are taken a chunk
+        of C_CHUNK at a time, every buffer of the chunk on the stack (``_find_chunk``): each
+        plain ASCII str (which every address text is) is read in place and sorted by family (a
+        colon among its first characters), the chunk's IPv4 texts are parsed in one run and its
+        IPv6 texts in another, anything else going through the same checks as ``find``; then
+        the chunk's IPv4 keys are searched in one run and the others in another. Sorting by
+        family first keeps the branches on it out of the parse and the search, where a random
+        mix of families would mispredict them every other address. The GIL stays held: the
+        str objects are read in place.
         """
-        cdef Py_ssize_t n = len(values), i, j, k, start, stop, c4, c6, n4 = 0, n6 = 0
-        cdef PyObject *item
-        cdef int family, six
-        cdef uint64_t hi = 0, lo = 0
-        cdef const char *texts[C_CHUNK]
-        cdef Py_ssize_t lengths[C_CHUNK]
-        cdef int32_t pick4[C_CHUNK]
-        cdef int32_t pick6[C_CHUNK]
-        cdef uint32_t parsed4[C_CHUNK]
-        cdef unsigned char taken4[C_CHUNK]
+        cdef Py_ssize_t n = len(values), start
         out = np.empty(n, dtype=np.int32)
         if n == 0:
             return out
-        keys = np.empty((n, 2), dtype=np.uint64)
-        addresses = np.empty(n, dtype=np.uint32)
-        order = np.empty(n, dtype=np.int32)
         cdef int32_t[::1] view = out
-        cdef uint64_t[:, ::1] key_view = keys
-        cdef uint32_t[::1] address_view = addresses
-        cdef int32_t[::1] order_view = order
         cdef int32_t *labels = &view[0]
-        cdef uint64_t *key = &key_view[0, 0]
-        cdef uint32_t *v4 = &address_view[0]
-        cdef int32_t *found = &order_view[0]
-        cdef const Table *table = &self._table
         for start in range(0, n, C_CHUNK):
-            stop = min(start + C_CHUNK, n)
-            c4 = 0
-            c6 = 0
-            for i in range(start, stop):
-                if i + C_AHEAD < n:  # the str objects of a batch lie anywhere in memory
-                    item = PyList_GET_ITEM(values, i + C_AHEAD)
-                    cidr_prefetch(item)  # the header and the text's start
-                    cidr_prefetch((<const char *>item) + 64)  # the rest of a long IPv6 text
-                item = PyList_GET_ITEM(values, i)
-                j = i - start
-                if PyUnicode_CheckExact(item) and PyUnicode_IS_COMPACT_ASCII(item):
-                    texts[j] = <const char *>PyUnicode_DATA(item)
-                    lengths[j] = PyUnicode_GET_LENGTH(item)
-                    six = cidr_colon_hint(texts[j], lengths[j])
-                    pick4[c4] = <int32_t>j
-                    pick6[c6] = <int32_t>j
-                    c4 += 1 - six
-                    c6 += six
-                else:
-                    family = _parse_object(<object>item, &hi, &lo)
-                    n4, n6 = _place(family, i, n, hi, lo, key, v4, found, labels, n4, n6)
-            cidr_run4(texts, lengths, pick4, c4, parsed4, taken4)
-            for k in range(c4):
-                j = pick4[k]
-                if taken4[k]:
-                    found[n4] = <int32_t>(start + j)
-                    v4[n4] = parsed4[k]
-                    labels[start + j] = 0
-                    n4 += 1
-                else:
-                    family = _parse_text(texts[j], lengths[j], &hi, &lo)
-                    n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
-            for k in range(c6):
-                j = pick6[k]
-                if cidr_fast_parse6(texts[j], lengths[j], &hi, &lo):
-                    family = 4 if hi == 0 and (lo >> 32) == 0xFFFF else 6
-                else:
-                    family = _parse_text(texts[j], lengths[j], &hi, &lo)
-                n4, n6 = _place(family, start + j, n, hi, lo, key, v4, found, labels, n4, n6)
-        with nogil:
-            if table.index4 == NULL:
-                for k in range(n4):
-                    i = found[k]
-                    labels[i] = _search(table, 0, MAPPED_LO | <uint64_t>v4[k])
-                for k in range(n - n6, n):
-                    i = found[k]
-                    labels[i] = _search(table, key[2 * k], key[2 * k + 1])
-            else:
-                _search_run4(table, v4, found, n4, labels)
-                _search_run6(table, key + 2 * (n - n6), found + (n - n6), n6, labels)
+            _find_chunk(&self._table, values, start, min(start + C_CHUNK, n), labels + start)
         return out
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def contains_many(self, list values):
         """Return (covered bool[n], refused): ``find_many``'s labels as membership, and how many
-        items it refused (those read False here; the caller decides them)."""
-        labels = self.find_many(values)
-        cdef Py_ssize_t n = labels.shape[0], i, refused = 0
+        items it refused (those read False here; the caller decides them).
+
+        Each chunk is labelled into a buffer on the stack and turned into bools from there: no
+        label array."""
+        cdef Py_ssize_t n = len(values), start, stop, j, refused = 0
+        cdef int32_t labels[C_CHUNK]
         out = np.empty(n, dtype=np.bool_)
         if n == 0:
             return out, 0
-        cdef const int32_t[::1] label_view = labels
         cdef uint8_t[::1] out_view = out.view(np.uint8)
-        with nogil:
-            for i in range(n):
-                out_view[i] = label_view[i] >= 0
-                refused += label_view[i] == C_NOT_PARSED
+        cdef uint8_t *covered = &out_view[0]
+        for start in range(0, n, C_CHUNK):
+            stop = min(start + C_CHUNK, n)
+            _find_chunk(&self._table, values, start, stop, labels)
+            for j in range(stop - start):
+                covered[start + j] = labels[j] >= 0
+                refused += labels[j] == C_NOT_PARSED
         return out, refused
 
     def find_keys(self, const uint64_t[:, ::1] keys):

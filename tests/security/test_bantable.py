@@ -294,8 +294,9 @@ def test_every_prefix_length_at_the_edges_answers_in_batch_as_per_call() -> None
 
 
 @pytest.fixture(params=["ssse3", "sse2"])
-def ipv4_batch_parser(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Run a test with the batch's SSSE3 dotted-quad parser, then without it (SSE2)."""
+def batch_parsers(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a test with the batch's SSSE3 parsers (dotted quads, IPv6 groups read in pairs),
+    then without them (SSE2)."""
     native_cidr._use_ssse3(request.param == "ssse3")
     try:
         yield request.param
@@ -304,7 +305,7 @@ def ipv4_batch_parser(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("count", [1, 255, 256, 257, 769])
-def test_batches_sorted_by_family_answer_in_place(count: int, ipv4_batch_parser: str) -> None:
+def test_batches_sorted_by_family_answer_in_place(count: int, batch_parsers: str) -> None:
     # The batch takes 256 items at a time, files IPv4 and IPv6 text in separate runs and
     # searches each family in its own run; every answer must land at its item's position,
     # whatever the mix, across chunk edges, with refusals and non-text items among them.
@@ -377,6 +378,51 @@ def test_batches_sorted_by_family_answer_in_place(count: int, ipv4_batch_parser:
     assert refused == int(np.count_nonzero(labels == bantable.NOT_PARSED))
     valid = [text for text in texts if isinstance(text, str) and ok_text(text)]
     assert table.contains_many(valid).tolist() == [table.contains(text) for text in valid]
+
+
+def _hex_group(rng: random.Random, width: int) -> str:
+    """Return a group of ``width`` hex digits in mixed case, its first digit not zero."""
+    digits = [rng.choice("123456789abcdefABCDEF")]
+    digits += [rng.choice("0123456789abcdefABCDEF") for _ in range(width - 1)]
+    return "".join(digits)
+
+
+def test_ipv6_groups_of_every_width_answer_in_batch_as_per_call(batch_parsers: str) -> None:
+    # With SSSE3 the batch reads the eight groups of an IPv6 text two at a time, one byte
+    # shuffle for each pair of widths (1 to 4 digits each): every pair of widths at every
+    # pair position, in mixed case, must give the key ipaddress gives, and near misses of
+    # the same shapes must be refused exactly as per call.
+    rng = random.Random(SEED + 19)
+    texts = []
+    for first in range(1, 5):
+        for second in range(1, 5):
+            for pair in range(4):
+                for _ in range(3):
+                    widths = [rng.randint(1, 4) for _ in range(8)]
+                    widths[2 * pair], widths[2 * pair + 1] = first, second
+                    texts.append(":".join(_hex_group(rng, width) for width in widths))
+    misses = []
+    for text in texts[::7]:
+        groups = text.split(":")
+        position = rng.randrange(8)
+        for bad in ("12345", "g", "1\x00", "", "1 "):
+            misses.append(":".join([*groups[:position], bad, *groups[position + 1 :]]))
+        misses += [text + ":1", ":".join(groups[:7]), ":" + text, text + ":"]
+    keys, ok = bantable.reference_parse_addresses(texts)
+    assert ok.all()
+    entries = [str(ipaddress.IPv6Address((int(hi) << 64) | int(lo))) for hi, lo in keys[::2]]
+    entries += random_table(rng, 700)[0]  # over 512 intervals: the bucket index is in use
+    table = BanTable(entries)
+    kernel = table._table
+    batch = texts + misses + ["1.2.3.4", "::ffff:1.2.3.4"]
+    rng.shuffle(batch)
+    labels = kernel.find_many(batch)
+    assert labels.tolist() == [kernel.find(text) for text in batch]
+    assert table.contains_many(texts).tolist() == [table.contains(text) for text in texts]
+    assert all(labels[batch.index(text)] >= 0 for text in texts[::2])
+    refused = [text for text in misses if not ok_text(text)]  # an empty group is a "::"
+    assert len(refused) > len(misses) // 2
+    assert all(labels[batch.index(text)] == bantable.NOT_PARSED for text in refused)
 
 
 @pytest.mark.parametrize("entry_count", [3, 6000], ids=["small", "indexed"])
