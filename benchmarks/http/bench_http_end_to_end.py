@@ -28,7 +28,8 @@ The modules beside this file (a plain directory, not a package: an ``http`` pack
 shadow the standard library's under pytest's importlib mode) seed the database (``seed``), hold
 the peers (``bare_falcon``, ``bare_flask``, sharing ``peer_data``), start gunicorn (``servers``,
 ``peer_server``), drive wrk (``wrk``), compare answers (``answers``) and print the table
-(``table``, through ``conftest.py``).
+(``table``, through ``conftest.py``); ``probe`` measures one server's cost per request quickly,
+in process or served, to compare two versions of the request path.
 """
 
 from __future__ import annotations
