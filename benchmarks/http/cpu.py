@@ -12,7 +12,7 @@ from pathlib import Path
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
     """Return the ids of the processes whose parent is ``pid`` (a scan of /proc)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -36,4 +36,20 @@ def _own_seconds(pid: int) -> float:
 
 def tree_seconds(pid: int) -> float:
     """Return the CPU seconds used by ``pid`` and its live children (gunicorn's workers)."""
-    return _own_seconds(pid) + sum(_own_seconds(child) for child in _children(pid))
+    return _own_seconds(pid) + sum(_own_seconds(child) for child in children(pid))
+
+
+def thread_figures(pids: list[int]) -> tuple[float, float, int]:
+    """Return (CPU seconds, system seconds, context switches) of every thread of ``pids``."""
+    used = system = switches = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                fields = (task / "stat").read_text().rpartition(")")[2].split()
+                status = (task / "status").read_text().splitlines()
+            except OSError:
+                continue
+            used += int(fields[11]) + int(fields[12])  # utime, stime
+            system += int(fields[12])
+            switches += sum(int(line.split()[1]) for line in status if "ctxt_switches" in line)
+    return used / _TICK, system / _TICK, switches

@@ -16,7 +16,6 @@ benchmark itself (``bench_http_end_to_end.py``) gives the figures ``make bench``
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 import sys
@@ -25,8 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import falcon.testing
+
+from alertstation.server import StationServer
 from benchmarks.http import cpu, wrk
 from benchmarks.http.answers import BROADCAST
+from benchmarks.http.peer_server import peer_application
 from benchmarks.http.seed import CLIENT, seed_station, utc_now
 from benchmarks.http.servers import STATION, serving
 
@@ -36,54 +39,31 @@ REQUESTS = int(os.environ.get("PROBE_REQUESTS", "4000"))
 
 
 def wsgi_app(name: str, data_dir: Path, database_url: str) -> Any:
-    """Return the app ``name`` as its gunicorn worker would load it."""
+    """Return the app ``name`` as its gunicorn worker loads it (the same ``load``)."""
     os.environ["ALERTSTATION_DATA_DIR"] = str(data_dir)
     os.environ["ALERTSTATION_ASSETS_DIR"] = str(data_dir / "assets")
-    if name == STATION:
-        from alertstation.app import create_app
-        from alertstation.http.connection import ConnectionControl
-        from alertstation.logs import configure_logging
-        from alertstation.settings import Settings
-
-        settings = Settings.from_env()
-        configure_logging(settings.log_level, settings.log_format, background=True)
-        return ConnectionControl(create_app(settings))
     os.environ["BENCH_DATABASE_URL"] = database_url
-    from benchmarks.http.bare_falcon import create_app as bare
-
-    return bare()
+    server = StationServer if name == STATION else peer_application(name)
+    return server({}).load()
 
 
 def in_process(name: str, data_dir: Path, database_url: str) -> str:
     """Return the CPU time per request of ``name`` called directly, over ``ROUNDS`` rounds."""
     app = wsgi_app(name, data_dir, database_url)
-    turn = itertools.cycle(CLIENTS)
+    environs = [
+        falcon.testing.create_environ(
+            path=BROADCAST, remote_addr="127.0.0.1", headers={"X-Forwarded-For": client}
+        )
+        for client in CLIENTS
+    ]
+    turn = itertools.cycle(environs)
     statuses: list[str] = []
 
     def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
         statuses.append(status)
 
     def one() -> None:
-        environ = {
-            "REQUEST_METHOD": "GET",
-            "PATH_INFO": BROADCAST,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8080",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "HTTP_HOST": "127.0.0.1:8080",
-            "HTTP_USER_AGENT": "wrk",
-            "HTTP_X_FORWARDED_FOR": next(turn),
-            "wsgi.url_scheme": "http",
-            "wsgi.input": io.BytesIO(b""),
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.version": (1, 0),
-        }
-        body = app(environ, start)
+        body = app(dict(next(turn)), start)
         b"".join(body)
         if hasattr(body, "close"):
             body.close()
@@ -105,33 +85,16 @@ def in_process(name: str, data_dir: Path, database_url: str) -> str:
     )
 
 
-def _thread_figures(pids: list[int]) -> tuple[float, float, int]:
-    """Return (CPU seconds, system seconds, context switches) of every thread of ``pids``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    used = system = switches = 0
-    for pid in pids:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            try:
-                fields = (task / "stat").read_text().rpartition(")")[2].split()
-                status = (task / "status").read_text().splitlines()
-            except OSError:
-                continue
-            used += int(fields[11]) + int(fields[12])
-            system += int(fields[12])
-            switches += sum(int(line.split()[1]) for line in status if "ctxt_switches" in line)
-    return used / tick, system / tick, switches
-
-
 def served(name: str, data_dir: Path, database_url: str) -> str:
     """Serve ``name`` under gunicorn, load it for 5 s with wrk and return its figures."""
     headers = {"X-Forwarded-For": CLIENT}
     with serving(name, data_dir, database_url, BROADCAST) as running:
         url = running.base_url + BROADCAST
         wrk.warm_up(url, headers)
-        workers = cpu._children(running.pid)
-        before = _thread_figures(workers)
+        workers = cpu.children(running.pid)
+        before = cpu.thread_figures(workers)
         result = wrk.run(url, "5s", headers)
-        after = _thread_figures(workers)
+        after = cpu.thread_figures(workers)
     count = result.requests
     used, system, switches = (b - a for a, b in zip(before, after, strict=True))
     return (

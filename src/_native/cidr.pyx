@@ -541,6 +541,19 @@ cdef extern from *:
         *value = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(octets));
         return 1;
     }
+    /* Place one pick of a run: its address at out[*taken] and the pick at at[*taken] (both
+       kept only when ok), the pick at missed[*left] (kept only when not), and the address's
+       bucket requested from memory; no branch on ok. */
+    static inline __attribute__((always_inline)) void cidr_place4(
+            int ok, uint32_t value, int32_t pick, uint32_t *out, int32_t *at, int32_t *missed,
+            Py_ssize_t *taken, Py_ssize_t *left, const uint64_t *index4, int shift4) {
+        out[*taken] = value;
+        if (index4) __builtin_prefetch(index4 + (value >> shift4), 0, 3);
+        at[*taken] = pick;
+        missed[*left] = pick;
+        *taken += ok;
+        *left += 1 - ok;
+    }
     /* Parse the texts a run of dotted quads picks. Each address goes to out[] and its pick to
        at[], the picks the parser does not take to missed[] (their count to *nmissed), without
        a branch on which; return how many were taken. */
@@ -558,26 +571,20 @@ cdef extern from *:
         for (k = 0; k < count; k++) {
             src = (const unsigned char *)texts[pick[k]];
             length = lengths[pick[k]];
-            if (length < 7 || length > 15) {
-                ok = 0;
-            } else {
+            value = 0;
+            ok = 0;
+            if (length >= 7 && length <= 15) {
                 if (((uintptr_t)src & 4095u) > 4096u - 16u) {
                     memset(b, 0, sizeof b);
                     memcpy(b, src, (size_t)length);
                     src = b;
                 }
-                value = 0;
                 ok = cidr_ipv4_ssse3(
                     _mm_and_si128(_mm_loadu_si128((const __m128i *)src),
                                   _mm_cmpgt_epi8(_mm_set1_epi8((char)length), idx)),
                     (int)length, &value);
-                out[taken] = value;
-                if (index4) __builtin_prefetch(index4 + (value >> shift4), 0, 3);
             }
-            at[taken] = pick[k];
-            missed[left] = pick[k];
-            taken += ok;
-            left += 1 - ok;
+            cidr_place4(ok, value, pick[k], out, at, missed, &taken, &left, index4, shift4);
         }
         *nmissed = left;
         return taken;
@@ -595,12 +602,7 @@ cdef extern from *:
         for (k = 0; k < count; k++) {
             value = 0;
             ok = cidr_fast_parse4(texts[pick[k]], lengths[pick[k]], &value);
-            out[taken] = value;
-            if (index4) __builtin_prefetch(index4 + (value >> shift4), 0, 3);
-            at[taken] = pick[k];
-            missed[left] = pick[k];
-            taken += ok;
-            left += 1 - ok;
+            cidr_place4(ok, value, pick[k], out, at, missed, &taken, &left, index4, shift4);
         }
         *nmissed = left;
         return taken;

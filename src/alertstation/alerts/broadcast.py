@@ -206,6 +206,7 @@ _Parts = tuple[ActiveSnapshot, int | None, int, int, bool, bool]
 
 
 def _document(parts: _Parts) -> dict[str, Any]:
+    """Return the answer's JSON-ready document from its parts."""
     snapshot, generation, active, in_area, airing, stale = parts
     return {
         "active": in_area > 0 or airing,
