@@ -12,7 +12,8 @@ threads) serves, one after another on a free loopback port,
   alert page with one SQL query (``peer_data``).
 
 wrk (``-t2 -c16``, a 1 s warm-up, then 5 s with ``--latency``; three rounds, the servers
-in alternation, each figure the median of its rounds) sends every request as a reverse
+in alternation, each figure the median of its rounds; a run in which one worker got every
+connection is made again, see ``load``) sends every request as a reverse
 proxy on loopback would: ``X-Forwarded-For`` names a routable client, so the station's ban gate
 and automatic bans look at each request (a loopback client is exempt from both).
 
@@ -60,6 +61,8 @@ pytest.importorskip("flask")
 
 DURATION = "5s"
 ROUNDS = 3  # each server is started and loaded this many times, in alternation
+LOAD_TRIES = 3  # runs of one round until every worker served (see load)
+MIN_WORKER_SHARE = 0.2  # of the workers' CPU in a run: below it, a worker served (almost) none
 PEERS = {"falcon": "bare Falcon", "flask": "bare Flask"}
 # Goals (issue 17): on /api/broadcast/state the station reaches these shares of each peer's req/s.
 GOALS = {("broadcast_state", "falcon"): 0.85, ("broadcast_state", "flask"): 1.3}
@@ -146,14 +149,27 @@ def load_routes(timed: bool, name: str) -> list[str]:
 
 
 def load(running: Running, route: str, timed: bool) -> WrkResult:
-    """Load one route with wrk, noting the server's CPU time; fail if any answer was not 2xx."""
+    """Load one route with wrk, noting the server's CPU time; fail if any answer was not 2xx.
+
+    A timed run counts only when every worker served: wrk's connections are kept alive for the
+    whole run, and gunicorn's workers take them from one listening socket, so now and then one
+    worker takes all of them (the other still starting, or asleep when they came) and the run
+    measures one worker of two. Such a run is made again, on the same server, up to
+    ``LOAD_TRIES`` times in all; the table says how many runs each server needed.
+    """
     url = running.base_url + ROUTES[route]
-    if timed:
-        wrk.warm_up(url, PROXY_HEADERS)
-    before = cpu.tree_seconds(running.pid)
-    result = wrk.run(url, DURATION if timed else "1s", PROXY_HEADERS)
-    result = replace(result, server_cpu=cpu.tree_seconds(running.pid) - before)
-    assert result.requests > 0 and result.non_2xx == 0, (running.name, route, result)
+    workers = cpu.children(running.pid)
+    for attempt in range(1, (LOAD_TRIES if timed else 1) + 1):
+        if timed:
+            wrk.warm_up(url, PROXY_HEADERS)
+        before, by_worker = cpu.tree_seconds(running.pid), cpu.seconds_by_process(workers)
+        result = wrk.run(url, DURATION if timed else "1s", PROXY_HEADERS)
+        shares = cpu.worker_shares(by_worker, cpu.seconds_by_process(workers))
+        used = cpu.tree_seconds(running.pid) - before
+        result = replace(result, server_cpu=used, tries=attempt)
+        assert result.requests > 0 and result.non_2xx == 0, (running.name, route, result)
+        if len(shares) == len(workers) and shares[-1] >= MIN_WORKER_SHARE:
+            break
     return result
 
 

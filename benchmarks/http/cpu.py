@@ -53,3 +53,16 @@ def thread_figures(pids: list[int]) -> tuple[float, float, int]:
             system += int(fields[12])
             switches += sum(int(line.split()[1]) for line in status if "ctxt_switches" in line)
     return used / _TICK, system / _TICK, switches
+
+
+def worker_shares(before: dict[int, float], after: dict[int, float]) -> list[float]:
+    """Return each worker's share of the CPU seconds its workers used between two readings
+    (:func:`seconds_by_process`), largest first; [] when they used none."""
+    used = [after.get(pid, 0.0) - seconds for pid, seconds in before.items()]
+    total = sum(used)
+    return sorted((part / total for part in used), reverse=True) if total > 0 else []
+
+
+def seconds_by_process(pids: list[int]) -> dict[int, float]:
+    """Return the CPU seconds each of ``pids`` has used (all its threads)."""
+    return {pid: _own_seconds(pid) for pid in pids}

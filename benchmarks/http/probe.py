@@ -7,8 +7,9 @@ addresses take turns, so the flood detector (threshold at its maximum) never tri
 
 ``python -m benchmarks.http.probe served [station|falcon|flask]`` serves the app under gunicorn
 as the benchmark does, loads it with one 5 s wrk round, and prints req/s, the workers' CPU time
-per request, their system time per request and their context switches per request (read from
-/proc for every thread of every worker).
+per request, their system time per request, their context switches per request (read from
+/proc for every thread of every worker) and each worker's share of that CPU time (a worker
+near 0 % got none of wrk's connections: the benchmark runs such a round again).
 
 Both are for comparing two versions of the request path on one machine, alternately; the
 benchmark itself (``bench_http_end_to_end.py``) gives the figures ``make bench`` reports.
@@ -92,15 +93,19 @@ def served(name: str, data_dir: Path, database_url: str) -> str:
         url = running.base_url + BROADCAST
         wrk.warm_up(url, headers)
         workers = cpu.children(running.pid)
-        before = cpu.thread_figures(workers)
+        before, by_worker = cpu.thread_figures(workers), cpu.seconds_by_process(workers)
         result = wrk.run(url, "5s", headers)
-        after = cpu.thread_figures(workers)
+        after, shares = (
+            cpu.thread_figures(workers),
+            cpu.worker_shares(by_worker, cpu.seconds_by_process(workers)),
+        )
     count = result.requests
     used, system, switches = (b - a for a, b in zip(before, after, strict=True))
     return (
         f"{name} served: {count / 5:.0f} req/s, workers' CPU {used / count * 1e6:.1f} µs a "
         f"request (system {system / count * 1e6:.1f} µs), "
-        f"{switches / count:.2f} context switches a request"
+        f"{switches / count:.2f} context switches a request, "
+        f"workers' shares {'/'.join(f'{share:.0%}' for share in shares)}"
     )
 
 

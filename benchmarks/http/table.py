@@ -54,7 +54,7 @@ def render(results: Results, routes: Mapping[str, str], how: str) -> list[str]:
             continue
         for server, label in SERVERS.items():
             rounds = results[(server, route)]
-            each = "/".join(f"{result.rate:.0f}" for result in rounds)
+            each = "/".join(f"{result.rate:.0f}" + ("*" * (result.tries - 1)) for result in rounds)
             lines.append(
                 f"{path if server == 'station' else '':22} {label:12} "
                 f"{median_rate(rounds):7.0f} {median_p99(rounds) * 1000:7.2f}ms "
@@ -67,5 +67,9 @@ def render(results: Results, routes: Mapping[str, str], how: str) -> list[str]:
         lines.append(
             f"{'':22} CPU/req ratio bare Falcon/station {cpu_ratio(results, route, 'falcon'):.2f}x,"
             f" Flask/station {cpu_ratio(results, route, 'flask'):.2f}x"
+        )
+    if any(result.tries > 1 for rounds in results.values() for result in rounds):
+        lines.append(
+            "* each star: a run made again because one gunicorn worker got every connection"
         )
     return lines

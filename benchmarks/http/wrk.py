@@ -28,6 +28,7 @@ class WrkResult:
     non_2xx: int
     socket_errors: int
     server_cpu: float = 0.0  # CPU seconds the server used during the run, when measured
+    tries: int = 1  # runs it took to load every worker (see bench_http_end_to_end.load)
 
     @property
     def seconds_per_request(self) -> float:

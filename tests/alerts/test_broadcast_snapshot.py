@@ -48,3 +48,24 @@ def test_an_alert_stops_counting_at_its_expiry_exactly() -> None:
 
 def test_empty_snapshot_counts_nothing() -> None:
     assert ActiveSnapshot((), BASE).counts(BASE) == (0, 0)
+
+
+@given(
+    alerts=st.lists(st.tuples(expiry, st.booleans()), max_size=40).map(tuple),
+    minute=st.integers(-5, 60),
+)
+def test_counts_hold_over_their_span_and_change_at_its_ends(
+    alerts: tuple[tuple[datetime | None, bool], ...], minute: int
+) -> None:
+    snapshot = ActiveSnapshot(alerts, BASE)
+    now = BASE + timedelta(minutes=minute)
+    active, in_area, start, end = snapshot.counts_and_span(now)
+    assert (active, in_area) == walked(alerts, now)
+    assert start <= now.timestamp() < end
+    tick = timedelta(microseconds=1)
+    if start != float("-inf"):
+        first = datetime.fromtimestamp(start, UTC)
+        assert walked(alerts, first) == (active, in_area) != walked(alerts, first - tick)
+    if end != float("inf"):
+        last = datetime.fromtimestamp(end, UTC)
+        assert walked(alerts, last - tick) == (active, in_area) != walked(alerts, last)

@@ -171,6 +171,10 @@ def test_broadcast_state_follows_the_generation(station: StationHarness) -> None
     station.clock.advance(hours=12)
     late = station.client.simulate_get("/api/broadcast/state").json
     assert late["active"] is False and late["active_alerts"] == 0
+    # The counts are kept between expiries, never past one: a clock set back counts it again.
+    station.clock.advance(hours=-12)
+    again = station.client.simulate_get("/api/broadcast/state").json
+    assert again["active"] is True and again["active_alerts"] == 1
 
 
 def test_broadcast_state_asks_the_database_at_most_once_a_second(engine: Engine) -> None:

@@ -116,3 +116,18 @@ def test_peer_cache_is_bounded() -> None:
     assert proxies._peer.cache_info().currsize == 16
     assert proxies.peer("127.0.0.9") == ("127.0.0.9", True)
     assert proxies.peer("198.51.0.1") == ("198.51.0.1", False)
+
+
+def test_origin_cache_is_bounded_and_skips_long_headers() -> None:
+    networks = parse_networks("127.0.0.0/8")
+    proxies = TrustedProxies(networks, cache_size=4)  # keeps at most 16 whole answers
+    for n in range(1000):
+        xff = f"198.51.{n // 256}.{n % 256}"
+        assert answer(proxies, "127.0.0.1", xff, "https") == expected(
+            "127.0.0.1", xff, "https", networks
+        )
+        assert len(proxies._origins) <= 16
+    long_header = ",".join(["203.0.113.9"] * 20)
+    proxies._origins.clear()
+    assert proxies.origin("127.0.0.1", long_header, None, "http").client_ip == "203.0.113.9"
+    assert proxies._origins == {}

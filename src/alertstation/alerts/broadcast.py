@@ -21,6 +21,7 @@ The public resource that answers from the snapshot lives here too; the system st
 from __future__ import annotations
 
 import logging
+import math
 import time
 from bisect import bisect_right
 from collections.abc import Callable
@@ -80,11 +81,19 @@ class ActiveSnapshot:
 
     def counts(self, now: datetime) -> tuple[int, int]:
         """Return (active alerts, active in-area alerts) not yet past ``expires`` at ``now``."""
-        first_live = bisect_right(self._expiries, now)  # expiries from here on are after now
+        return self.counts_and_span(now)[:2]
+
+    def counts_and_span(self, now: datetime) -> tuple[int, int, float, float]:
+        """Return ``counts(now)`` and the span of times, as seconds since the epoch ``[start,
+        end)``, over which they hold: from the last expiry at or before ``now`` to the next."""
+        expiries = self._expiries
+        first_live = bisect_right(expiries, now)  # expiries from here on are after now
         lasting, lasting_in_area = self._lasting
         return (
-            lasting + len(self._expiries) - first_live,
+            lasting + len(expiries) - first_live,
             lasting_in_area + self._in_area_from[first_live],
+            expiries[first_live - 1].timestamp() if first_live else -math.inf,
+            expiries[first_live].timestamp() if first_live < len(expiries) else math.inf,
         )
 
 
@@ -113,6 +122,10 @@ class BroadcastState:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock
+        # The clock as seconds since the epoch (the plain system clock is quicker).
+        self._now_seconds: Callable[[], float] = (
+            time.time if clock is utcnow else lambda: clock().timestamp()
+        )
         self._monotonic = monotonic
         self._check_interval = check_interval
         # The last good (snapshot, generation), replaced whole so readers need no lock; while
@@ -122,6 +135,8 @@ class BroadcastState:
         self._last_airing = False
         # The last answer's parts and its JSON: most requests give the same parts again.
         self._json: tuple[_Parts, bytes] | None = None
+        # The last counts taken, with their snapshot and the span of times they hold over.
+        self._counted: tuple[ActiveSnapshot, float, float, int, int] | None = None
         self._cache: GenerationCache[ActiveSnapshot] = GenerationCache(
             engine,
             GENERATION,
@@ -170,7 +185,11 @@ class BroadcastState:
     def _parts(self) -> _Parts:
         """Return what the answer says: (snapshot, generation, active, in area, airing, stale)."""
         snapshot, generation, stale = self._current()
-        active, in_area = snapshot.counts(self._clock())
+        counted, now = self._counted, self._now_seconds()
+        if counted is None or counted[0] is not snapshot or not counted[1] <= now < counted[2]:
+            active, in_area, start, end = snapshot.counts_and_span(self._clock())
+            counted = self._counted = (snapshot, start, end, active, in_area)
+        active, in_area = counted[3], counted[4]
         airing = self._last_airing
         if not stale:
             try:

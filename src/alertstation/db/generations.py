@@ -114,6 +114,9 @@ class GenerationCache(Generic[T]):
 
     def get(self) -> T:
         """Return the cached value, rebuilding it when the stored generation has moved."""
+        snapshot = self._snapshot  # the usual case, checked recently, without another call
+        if snapshot is not None and self._clock() - snapshot.checked_at < self._check_interval:
+            return snapshot.value
         return self.snapshot()[0]
 
     def snapshot(self) -> tuple[T, int]:
@@ -143,6 +146,9 @@ class GenerationCache(Generic[T]):
             return value, current
 
 
+_NEVER = float("-inf")  # a retry time that has always passed: the database is not down
+
+
 class FallbackCache(Generic[T]):
     """A GenerationCache for settings that must never fail a request while the database is down.
 
@@ -168,11 +174,11 @@ class FallbackCache(Generic[T]):
         self._check_interval = check_interval
         self._monotonic = monotonic
         self._last = default
-        self._retry_at = float("-inf")
+        self._retry_at = _NEVER
 
     def get(self) -> T:
         """Return the settings; while the database is down, the last good ones (or defaults)."""
-        if self._monotonic() < self._retry_at:
+        if self._retry_at != _NEVER and self._monotonic() < self._retry_at:
             return self._last
         try:
             self._last = self._cache.get()
@@ -184,4 +190,4 @@ class FallbackCache(Generic[T]):
     def clear(self) -> None:
         """Reload on the next get() (call after saving in this process)."""
         self._cache.clear()
-        self._retry_at = float("-inf")
+        self._retry_at = _NEVER

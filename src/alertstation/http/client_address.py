@@ -139,6 +139,10 @@ class TrustedProxies:
     def __init__(self, networks: Iterable[IPNetwork], cache_size: int = _PEER_CACHE_SIZE) -> None:
         self.networks: tuple[IPNetwork, ...] = tuple(networks)
         self._peer = lru_cache(maxsize=cache_size)(self._examine_peer)
+        # Whole answers by (peer, X-Forwarded-For, X-Forwarded-Proto, scheme): a returning
+        # client costs one look-up. Emptied when full; long headers are never kept.
+        self._origins: dict[tuple[str | None, str | None, str | None, str], RequestOrigin] = {}
+        self._origins_size = 4 * cache_size
 
     def _examine_peer(self, peer: str | None) -> tuple[str, bool]:
         address = parse_address(peer)
@@ -159,6 +163,27 @@ class TrustedProxies:
         direct_scheme: str,
     ) -> RequestOrigin:
         """Return the request's client address, scheme, and whether a trusted proxy sent it."""
+        key = (peer, forwarded_for, forwarded_proto, direct_scheme)
+        origins = self._origins
+        known = origins.get(key)
+        if known is not None:
+            return known
+        origin = self._origin(peer, forwarded_for, forwarded_proto, direct_scheme)
+        if (forwarded_for is None or len(forwarded_for) <= 2 * _MAX_ENTRY_LENGTH) and (
+            forwarded_proto is None or len(forwarded_proto) <= _MAX_ENTRY_LENGTH
+        ):
+            if len(origins) >= self._origins_size:
+                origins.clear()
+            origins[key] = origin
+        return origin
+
+    def _origin(
+        self,
+        peer: str | None,
+        forwarded_for: str | None,
+        forwarded_proto: str | None,
+        direct_scheme: str,
+    ) -> RequestOrigin:
         peer_text, trusted = self.peer(peer)
         if not trusted:
             return RequestOrigin(peer_text, direct_scheme, False)

@@ -24,9 +24,9 @@ from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.permissions import READ_ONLY_ROLES
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
-from alertstation.logs import access_line_writer, json_line, request_id_var
+from alertstation.logs import ACCESS_LOGGER, access_json_line, access_line_writer, request_id_var
 
-access_log = logging.getLogger("alertstation.access")
+access_log = logging.getLogger(ACCESS_LOGGER)
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 _STATIC_PREFIX = "/static/"
@@ -121,23 +121,29 @@ def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
     """
     context = req.context
     started = getattr(context, "started", None)
-    user = getattr(context, "user", None)
+    user = getattr(getattr(context, "user", None), "username", None)
     method, path, status = req.method, req.path, resp.status_code
-    fields = {
-        "method": method,
-        "path": path,
-        "status": status,
-        # Milliseconds to two decimals (one-argument round: round(x, 2) costs far more).
-        "duration_ms": round((time.perf_counter() - started) * 100_000) / 100 if started else None,
-        "client_ip": getattr(context, "client_ip", None),
-        "user": getattr(user, "username", None),
-    }
+    # Milliseconds to two decimals (one-argument round: round(x, 2) costs far more).
+    duration_ms = round((time.perf_counter() - started) * 100_000) / 100 if started else None
+    client_ip = getattr(context, "client_ip", None)
     writer = access_line_writer(access_log, logging.INFO)
     if writer is None:
+        fields = {
+            "method": method,
+            "path": path,
+            "status": status,
+            "duration_ms": duration_ms,
+            "client_ip": client_ip,
+            "user": user,
+        }
         access_log.info("%s %s %s", method, path, status, extra=fields)
         return
-    message = f"{method} {path} {status}"
-    writer.put_line(json_line(time.time(), "info", access_log.name, message, fields))
+    request_id = getattr(context, "request_id", None)
+    writer.put_line(
+        access_json_line(
+            time.time(), request_id, method, path, status, duration_ms, client_ip, user
+        )
+    )
 
 
 class AuthorizationMiddleware:

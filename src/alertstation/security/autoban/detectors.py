@@ -262,7 +262,9 @@ class AutoBanMiddleware:
         address = req.context.client_ip
         if is_loopback(address):
             return
-        watch = self.watch()
+        watch = self._current
+        if watch is None or watch.settings is not self._settings.get():
+            watch = self.watch()
         req.context.autoban = watch
         path = req.path
         if watch.malicious is not None:

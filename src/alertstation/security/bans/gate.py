@@ -36,6 +36,7 @@ log = logging.getLogger("alertstation.security")
 
 STATIC_PREFIX = "/static/"
 BANNED = "banned"
+_NEVER = float("-inf")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class BanCache:
         self._now_seconds: Callable[[], float] = (
             time.time if clock is utcnow else lambda: as_utc(clock()).timestamp()  # type: ignore[union-attr]
         )
-        self._retry_at = float("-inf")
+        self._retry_at = _NEVER  # while the database is down: when to try it again (monotonic)
         self._listeners: list[Callable[[], None]] = []
 
     def add_change_listener(self, listener: Callable[[], None]) -> None:
@@ -112,7 +113,7 @@ class BanCache:
         """Rebuild on the next check (call after changing the table in this process)."""
         self._cache.clear()
         with self._lock:
-            self._retry_at = float("-inf")
+            self._retry_at = _NEVER
 
     def snapshot(self) -> BanSnapshot | None:
         """Return the current snapshot; the last good one (or None) while the database is down."""
@@ -136,7 +137,7 @@ class BanCache:
             return view
 
     def _fetch(self) -> BanSnapshot | None:
-        if self._monotonic() < self._retry_at:
+        if self._retry_at != _NEVER and self._monotonic() < self._retry_at:
             return self._base
         try:
             return self._cache.get()
@@ -152,9 +153,9 @@ class BanCache:
     def banned_by(self, address: str) -> IpFilter | None:
         """Return the enforced blocklist entry covering ``address``, None when there is none."""
         snapshot = self.snapshot()
-        if snapshot is None or not len(snapshot.table):
+        if snapshot is None:
             return None
-        try:
+        try:  # an empty table answers None at once
             return snapshot.table.lookup(address)
         except ValueError:
             return None  # not an address: nothing covers it
@@ -176,5 +177,5 @@ class BanGate:
         client_ip = req.context.client_ip
         if is_loopback(client_ip):
             return
-        if self._bans.is_banned(client_ip):
+        if self._bans.banned_by(client_ip) is not None:
             raise Forbidden("Access from your address is blocked.", code=BANNED)
