@@ -36,7 +36,7 @@ from sqlalchemy import Connection, Engine, select
 from alertstation.alerts import lifecycle
 from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
-from alertstation.db import GenerationCache
+from alertstation.db import NO_RETRY, GenerationCache
 from alertstation.db.engine import is_outage
 from alertstation.db.types import utcnow
 from alertstation.http.media import dumps
@@ -131,7 +131,7 @@ class BroadcastState:
         # The last good (snapshot, generation), replaced whole so readers need no lock; while
         # the store is down it answers until ``_retry_at`` (a monotonic time) has passed.
         self._last: tuple[ActiveSnapshot, int] | None = None
-        self._retry_at = _NEVER
+        self._retry_at = NO_RETRY
         self._last_airing = False
         # The last answer's parts and its JSON: most requests give the same parts again.
         self._json: tuple[_Parts, bytes] | None = None
@@ -153,7 +153,7 @@ class BroadcastState:
     def clear(self) -> None:
         """Drop the snapshot so the next answer reads the store again."""
         self._cache.clear()
-        self._retry_at = _NEVER
+        self._retry_at = NO_RETRY
 
     def counts(self) -> tuple[int, int]:
         """Return (active alerts, active in-area alerts) at the clock's current time."""
@@ -166,7 +166,7 @@ class BroadcastState:
         at worst try the store once more than needed.
         """
         last = self._last
-        if last is not None and self._retry_at != _NEVER and self._monotonic() < self._retry_at:
+        if last is not None and self._retry_at != NO_RETRY and self._monotonic() < self._retry_at:
             return last[0], last[1], True
         try:
             snapshot, generation = self._cache.snapshot()
@@ -178,8 +178,8 @@ class BroadcastState:
             return last[0], last[1], True
         if last is None or last[0] is not snapshot or last[1] != generation:
             self._last = (snapshot, generation)
-        if self._retry_at != _NEVER:
-            self._retry_at = _NEVER
+        if self._retry_at != NO_RETRY:
+            self._retry_at = NO_RETRY
         return snapshot, generation, False
 
     def _parts(self) -> _Parts:
@@ -220,7 +220,6 @@ class BroadcastState:
         return body
 
 
-_NEVER = float("-inf")
 _Parts = tuple[ActiveSnapshot, int | None, int, int, bool, bool]
 
 

@@ -6,10 +6,16 @@ imported, which ``alertstation.schema`` does (migrations and ``create_all`` use 
 """
 
 from alertstation.db.engine import begin_write, make_engine
-from alertstation.db.generations import GenerationCache, bump_generation, read_generation
+from alertstation.db.generations import (
+    NO_RETRY,
+    GenerationCache,
+    bump_generation,
+    read_generation,
+)
 from alertstation.db.metadata import metadata
 
 __all__ = [
+    "NO_RETRY",
     "GenerationCache",
     "begin_write",
     "bump_generation",

@@ -146,7 +146,9 @@ class GenerationCache(Generic[T]):
             return value, current
 
 
-_NEVER = float("-inf")  # a retry time that has always passed: the database is not down
+#: A monotonic retry time that has always passed: the store is not down. Caches that keep
+#: answering through an outage compare with it before reading the clock.
+NO_RETRY = float("-inf")
 
 
 class FallbackCache(Generic[T]):
@@ -174,11 +176,11 @@ class FallbackCache(Generic[T]):
         self._check_interval = check_interval
         self._monotonic = monotonic
         self._last = default
-        self._retry_at = _NEVER
+        self._retry_at = NO_RETRY
 
     def get(self) -> T:
         """Return the settings; while the database is down, the last good ones (or defaults)."""
-        if self._retry_at != _NEVER and self._monotonic() < self._retry_at:
+        if self._retry_at != NO_RETRY and self._monotonic() < self._retry_at:
             return self._last
         try:
             self._last = self._cache.get()
@@ -190,4 +192,4 @@ class FallbackCache(Generic[T]):
     def clear(self) -> None:
         """Reload on the next get() (call after saving in this process)."""
         self._cache.clear()
-        self._retry_at = _NEVER
+        self._retry_at = NO_RETRY

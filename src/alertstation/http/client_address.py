@@ -165,10 +165,20 @@ class TrustedProxies:
         """Return the request's client address, scheme, and whether a trusted proxy sent it."""
         key = (peer, forwarded_for, forwarded_proto, direct_scheme)
         origins = self._origins
-        known = origins.get(key)
-        if known is not None:
-            return known
-        origin = self._origin(peer, forwarded_for, forwarded_proto, direct_scheme)
+        origin = origins.get(key)
+        if origin is not None:
+            return origin
+        peer_text, trusted = self.peer(peer)
+        if not trusted:
+            origin = RequestOrigin(peer_text, direct_scheme, False)
+        else:
+            client = _normalised(_rightmost_forwarded(forwarded_for)) or peer_text
+            scheme = direct_scheme
+            if forwarded_proto:
+                proto = forwarded_proto.rsplit(",", 1)[-1].strip().lower()
+                if proto in ("http", "https"):
+                    scheme = proto
+            origin = RequestOrigin(client, scheme, True)
         if (forwarded_for is None or len(forwarded_for) <= 2 * _MAX_ENTRY_LENGTH) and (
             forwarded_proto is None or len(forwarded_proto) <= _MAX_ENTRY_LENGTH
         ):
@@ -176,21 +186,3 @@ class TrustedProxies:
                 origins.clear()
             origins[key] = origin
         return origin
-
-    def _origin(
-        self,
-        peer: str | None,
-        forwarded_for: str | None,
-        forwarded_proto: str | None,
-        direct_scheme: str,
-    ) -> RequestOrigin:
-        peer_text, trusted = self.peer(peer)
-        if not trusted:
-            return RequestOrigin(peer_text, direct_scheme, False)
-        client = _normalised(_rightmost_forwarded(forwarded_for)) or peer_text
-        scheme = direct_scheme
-        if forwarded_proto:
-            proto = forwarded_proto.rsplit(",", 1)[-1].strip().lower()
-            if proto in ("http", "https"):
-                scheme = proto
-        return RequestOrigin(client, scheme, True)

@@ -24,7 +24,7 @@ import falcon
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from alertstation.db.generations import GenerationCache
+from alertstation.db.generations import NO_RETRY, GenerationCache
 from alertstation.db.types import as_utc, utcnow
 from alertstation.errors import Forbidden
 from alertstation.security.bans.entries import IpFilter
@@ -36,7 +36,6 @@ log = logging.getLogger("alertstation.security")
 
 STATIC_PREFIX = "/static/"
 BANNED = "banned"
-_NEVER = float("-inf")
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class BanCache:
         self._now_seconds: Callable[[], float] = (
             time.time if clock is utcnow else lambda: as_utc(clock()).timestamp()  # type: ignore[union-attr]
         )
-        self._retry_at = _NEVER  # while the database is down: when to try it again (monotonic)
+        self._retry_at = NO_RETRY  # while the database is down: when to try it again (monotonic)
         self._listeners: list[Callable[[], None]] = []
 
     def add_change_listener(self, listener: Callable[[], None]) -> None:
@@ -113,7 +112,7 @@ class BanCache:
         """Rebuild on the next check (call after changing the table in this process)."""
         self._cache.clear()
         with self._lock:
-            self._retry_at = _NEVER
+            self._retry_at = NO_RETRY
 
     def snapshot(self) -> BanSnapshot | None:
         """Return the current snapshot; the last good one (or None) while the database is down."""
@@ -137,7 +136,7 @@ class BanCache:
             return view
 
     def _fetch(self) -> BanSnapshot | None:
-        if self._retry_at != _NEVER and self._monotonic() < self._retry_at:
+        if self._retry_at != NO_RETRY and self._monotonic() < self._retry_at:
             return self._base
         try:
             return self._cache.get()
