@@ -38,7 +38,7 @@ from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
 from alertstation.db import NO_RETRY, GenerationCache
 from alertstation.db.engine import is_outage
-from alertstation.db.types import utcnow
+from alertstation.db.types import epoch_seconds, utcnow
 from alertstation.http.media import dumps
 
 log = logging.getLogger("alertstation.alerts")
@@ -122,10 +122,7 @@ class BroadcastState:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock
-        # The clock as seconds since the epoch (the plain system clock is quicker).
-        self._now_seconds: Callable[[], float] = (
-            time.time if clock is utcnow else lambda: clock().timestamp()
-        )
+        self._now_seconds = epoch_seconds(clock)
         self._monotonic = monotonic
         self._check_interval = check_interval
         # The last good (snapshot, generation), replaced whole so readers need no lock; while

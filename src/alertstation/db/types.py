@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sqlalchemy import DateTime
@@ -34,3 +36,11 @@ def as_utc(value: datetime | None) -> datetime | None:
 def utcnow() -> datetime:
     """Return the current time as an aware UTC datetime."""
     return datetime.now(UTC)
+
+
+def epoch_seconds(clock: Callable[[], datetime]) -> Callable[[], float]:
+    """Return ``clock`` read as seconds since the epoch: the system clock itself when ``clock``
+    is :func:`utcnow` (far quicker than making a datetime), else ``clock()`` in UTC."""
+    if clock is utcnow:
+        return time.time
+    return lambda: as_utc(clock()).timestamp()  # type: ignore[union-attr]

@@ -38,7 +38,7 @@ from sqlalchemy import Engine
 from alertstation.context import Station
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
-from alertstation.db.types import utcnow
+from alertstation.db.types import epoch_seconds, utcnow
 from alertstation.kernel_loader import load_kernel
 from alertstation.security.geoip.lookup import locator_for
 from alertstation.traffic import addresses, classify, rollups
@@ -332,9 +332,7 @@ class TrafficMiddleware:
 
     def __init__(self, recorder: TrafficRecorder) -> None:
         self.recorder = recorder
-        clock = recorder.clock
-        # Seconds since the epoch from the recorder's clock (the plain system clock is quicker).
-        now: Callable[[], float] = time.time if clock is utcnow else lambda: clock().timestamp()
+        now = epoch_seconds(recorder.clock)
         self.tap = Tap(
             recorder.settings,
             recorder.settings.monotonic,

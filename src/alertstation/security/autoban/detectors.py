@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,7 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
-from alertstation.db.types import utcnow
+from alertstation.db.types import epoch_seconds
 from alertstation.errors import Forbidden
 from alertstation.security.autoban import service as svc
 from alertstation.security.autoban.counter import DEFAULT_CAPACITY, RateCounter
@@ -242,10 +241,7 @@ class AutoBanMiddleware:
         self._capacity = capacity
         self._lock = threading.Lock()
         self._current: _Watch | None = None
-        # Seconds since the epoch from the station's clock (the plain system clock is quicker).
-        self._now: Callable[[], float] = (
-            time.time if station.clock is utcnow else lambda: station.clock().timestamp()
-        )
+        self._now = epoch_seconds(station.clock)
 
     def watch(self) -> _Watch:
         """Return the detectors for the current settings (rebuilt when they change)."""
@@ -262,9 +258,7 @@ class AutoBanMiddleware:
         address = req.context.client_ip
         if is_loopback(address):
             return
-        watch = self._current
-        if watch is None or watch.settings is not self._settings.get():
-            watch = self.watch()
+        watch = self.watch()
         req.context.autoban = watch
         path = req.path
         if watch.malicious is not None:

@@ -25,7 +25,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.db.generations import NO_RETRY, GenerationCache
-from alertstation.db.types import as_utc, utcnow
+from alertstation.db.types import as_utc, epoch_seconds, utcnow
 from alertstation.errors import Forbidden
 from alertstation.security.bans.entries import IpFilter
 from alertstation.security.bans.service import enforced_filters, is_loopback
@@ -80,9 +80,7 @@ class BanCache:
         # The view a request may use without the lock: (base, view, when the view's next entry
         # expires in seconds since the epoch or None), replaced whole under the lock.
         self._ready: tuple[BanSnapshot, BanSnapshot, float | None] | None = None
-        self._now_seconds: Callable[[], float] = (
-            time.time if clock is utcnow else lambda: as_utc(clock()).timestamp()  # type: ignore[union-attr]
-        )
+        self._now_seconds = epoch_seconds(clock)
         self._retry_at = NO_RETRY  # while the database is down: when to try it again (monotonic)
         self._listeners: list[Callable[[], None]] = []
 
