@@ -6,6 +6,7 @@ import gzip
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 AGENTS = [
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -51,7 +52,18 @@ ODD_REQUESTS = [
     "GET /sp ace HTTP/1.1",
     "POST /api/alerts HTTP/1.1",
     "GET /api/broadcast/state HTTP/1.1",
+    "GET /index.php%00.jpg HTTP/1.1",
+    "get\t/tab HTTP/1.1",
+    " GET /lead HTTP/1.1 ",
+    "GET   /spaced%20 HTTP/1.1",
+    "GETTER /x HTTP/1.1",
+    "FOO /x?y=1",
+    "GET ? HTTP/1.1",
+    "GET /w HTTP/1.1x",
 ]
+#: Status codes an odd line may have: one GoAccess reports as "Unknown", and ones outside
+#: 100-599, which make the line one neither the import nor GoAccess can read.
+ODD_STATUSES = ["299", "000", "099", "600"]
 ODD_HOSTS = ["127.0.0.1", "::1", "crawler.example.net"]
 
 
@@ -79,6 +91,7 @@ def lines(
         if odd and rng.random() < 0.2:
             request = rng.choice(ODD_REQUESTS)
             host = rng.choice(ODD_HOSTS) if rng.random() < 0.1 else host
+            status = rng.choice(ODD_STATUSES) if rng.random() < 0.1 else status
         out.append(
             f"{host} - - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
             f'"{request}" {status} {size} '
@@ -98,3 +111,26 @@ def write(
     else:
         path.write_text(text)
     return path
+
+
+def goaccess_statuses(report: dict[str, Any]) -> tuple[dict[int, int], int]:
+    """Return the hits of each status code a GoAccess JSON report names, and of those it
+    reports only as "Unknown" (codes it has no name for, whichever family it files them in)."""
+    known: dict[int, int] = {}
+    unknown = 0
+    for family in report["status_codes"]["data"]:
+        for item in family["items"]:
+            code = item["data"][:3]
+            if code.isdigit():
+                known[int(code)] = item["hits"]["count"]
+            else:
+                unknown += item["hits"]["count"]
+    return known, unknown
+
+
+def assert_statuses_agree(ours: dict[int, int], report: dict[str, Any]) -> None:
+    """Fail unless our hits by status match GoAccess's: code by code where it names the code,
+    and in total for the codes it reports as "Unknown"."""
+    known, unknown = goaccess_statuses(report)
+    assert {code: hits for code, hits in ours.items() if code in known} == known
+    assert sum(hits for code, hits in ours.items() if code not in known) == unknown

@@ -89,13 +89,30 @@ def reference(line: str, settings: TrafficSettings, locator: Locator | None) -> 
         ("CONNECT example.com:443 HTTP/1.1", "CONNECT", "example.com:443"),
         ("PROPFIND /dav HTTP/1.1", "PROPFIND", "/dav"),
         ("-", "-", "-"),
-        ("", "-", "-"),
+        ("", "-", ""),
+        (" ", "-", ""),
         ("\\x16\\x03\\x01", "-", "\\x16\\x03\\x01"),
         ("PRI * HTTP/2.0", "-", "PRI * HTTP/2.0"),
         ("SSH-2.0-Go", "-", "SSH-2.0-Go"),
         ("GET /", "-", "-"),
         ("GET /x HTTP/9.9", "-", "-"),
         ("GET /x HTTP/1.1 extra", "-", "-"),
+        # What scanners send, read as GoAccess 1.7 reads it (checked against its JSON report):
+        (" GET /lead HTTP/1.1 ", "GET", "/lead"),  # the line is trimmed
+        ("get\t/tab HTTP/1.1", "GET", "/tab"),  # one character after the method is skipped
+        ("DELETE\t\t/dt HTTP/1.1", "DELETE", "/dt"),  # and the decoded path trimmed
+        ("GET   /spaced%20 HTTP/1.1", "GET", "/spaced"),
+        ("GET  HTTP/1.1", "GET", " "),  # nothing left once trimmed: the target as logged
+        ("GET %20 HTTP/1.1", "GET", "%20 "),
+        ("GET HTTP/1.1", "-", "-"),
+        ("GET /x\tHTTP/1.1", "-", "-"),
+        ("GET /w HTTP/1.1x", "GET", "/w"),  # the protocol is a case-blind prefix
+        ("GET /v http/1.1", "GET", "/v"),
+        ("GETTER /x HTTP/1.1", "GET", "ER /x"),  # so is the method
+        ("GET ? HTTP/1.1", "GET", "?"),  # a "?" first is kept
+        ("FOO /x?y=1", "-", "FOO /x"),  # a line with no method is decoded and cut as well
+        ("%41BC", "-", "ABC"),
+        ("GET /index.php%00.jpg HTTP/1.1", "GET", "/index.php"),  # cut at a decoded NUL
     ],
 )
 def test_every_request_line_is_a_hit_read_as_goaccess_reads_it(
@@ -105,6 +122,25 @@ def test_every_request_line_is_a_hit_read_as_goaccess_reads_it(
     seen = parse_combined(line)
     assert seen is not None
     assert (seen.method, seen.path, seen.status, seen.content_length) == (method, path, 400, 157)
+
+
+@pytest.mark.parametrize(
+    ("status", "read"),
+    [("100", True), ("599", True), ("299", True), ("000", False), ("099", False), ("600", False)],
+)
+def test_a_status_outside_100_to_599_makes_the_line_unreadable(status: str, read: bool) -> None:
+    # GoAccess counts such a line as failed; it was stored before, status 0 and all.
+    line = f'192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" {status} 1 "-" "-"'
+    enricher = RowEnricher(SETTINGS["everything"], None)
+    assert (parse_combined(line) is not None) is read
+    assert (enricher.combined_row(line) is not None) is read
+
+
+def test_a_line_holding_a_nul_is_unreadable() -> None:
+    # A damaged log (a crash leaves runs of NUL bytes); GoAccess cannot read such a line either.
+    line = '192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET /a\x00b HTTP/1.1" 200 1 "-" "-"'
+    assert parse_combined(line) is None
+    assert RowEnricher(SETTINGS["everything"], None).combined_row(line) is None
 
 
 @pytest.fixture(scope="module")

@@ -258,6 +258,37 @@ def test_a_queued_tuple_is_written_as_its_observed_would_be(engine: Engine) -> N
     assert (rows[0]["method"], rows[0]["status"], rows[0]["browser"]) == ("POST", 201, "Chrome")
 
 
+def test_a_nul_in_a_request_neither_loses_the_batch_nor_is_stored(engine: Engine) -> None:
+    # A decoded %00 reaches the path, and a header may carry one. PostgreSQL refuses NUL in
+    # text, and the whole batch (every other request in it) was dropped with it. Text is now
+    # cut at its first NUL on both backends, as GoAccess reads it.
+    recorder = TrafficRecorder(engine, TrafficSettingsCache(engine))
+    clean = Observed(
+        1_800_000_000.0, "GET", "/ok", 200, 1.0, 10, "203.0.113.4", CHROME, None, None, False, "x"
+    )
+    odd = replace(
+        clean,
+        path="/index.php\x00.jpg",
+        user_agent="bad\x00agent",
+        referrer="https://www.google.com/search?q=radio%00x",
+        accept_language="fr\x00",
+    )
+    recorder.capture(clean)
+    recorder.capture(odd)
+    assert recorder.flush() == 2
+    columns = web_request_logs.c
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                columns.path, columns.user_agent, columns.search_phrase, columns.language
+            ).order_by(columns.id)
+        ).all()
+    assert [tuple(row) for row in rows] == [
+        ("/ok", CHROME, None, None),
+        ("/index.php", "bad", "radio", "fr"),
+    ]
+
+
 def test_skip_paths_given_as_a_list_still_apply() -> None:
     settings = TrafficSettings(skip_paths=["/health", "/metrics"])  # type: ignore[arg-type]
     assert not should_record(settings, "/healthz", "203.0.113.4", False)

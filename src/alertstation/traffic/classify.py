@@ -8,7 +8,10 @@ other than .html/.htm) nor an API call (under ``/api/``).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+_Text = TypeVar("_Text", str, None)
 
 API_PREFIX = "/api/"
 STATIC_PREFIX = "/static/"
@@ -58,6 +61,18 @@ def is_page_view(method: str, path: str, status: int) -> bool:
     return not is_api(path) and not is_static(path)
 
 
+def before_nul(value: _Text) -> _Text:
+    """Return text up to its first NUL character (all of it when it has none).
+
+    A NUL reaches a row from a decoded ``%00`` in a path or query, or from a header or a log
+    field. PostgreSQL refuses it in text, which failed the whole batch the row was in; the text
+    is cut there on both backends, as C tools such as GoAccess read it.
+    """
+    if value is None or "\x00" not in value:
+        return value
+    return value[: value.index("\x00")]
+
+
 @lru_cache(maxsize=4096)
 def referrer_parts(
     referrer: str | None, own_host: str | None
@@ -83,7 +98,7 @@ def referrer_parts(
     if engine is None:
         return host[:255], None, None
     name, parameter = engine
-    phrase = (parse_qs(parts.query).get(parameter) or [""])[0].strip()
+    phrase = before_nul((parse_qs(parts.query).get(parameter) or [""])[0]).strip()
     return host[:255], name, " ".join(phrase.split())[:255] or None
 
 

@@ -37,19 +37,23 @@ COMBINED: Final[re.Pattern[str]] = re.compile(
     r'^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]++|\\.)*+)" (\d{3}) (\d+|-)'
     r'(?: "((?:[^"\\]++|\\.)*+)" "((?:[^"\\]++|\\.)*+)")?'
 )
-#: The methods a request line is read by, and the protocols it must end with; a line with
-#: another method is kept whole as its path, one with a bad protocol counts as "-" (GoAccess's
-#: rules, so an import's per-path counts agree with its report).
+#: The methods a request line is read by (as GoAccess reads them: a case-blind prefix), and the
+#: protocols it must end with (also a case-blind prefix); a line with another method is kept
+#: whole as its path, one with a bad protocol counts as "-", so an import's per-path counts
+#: agree with GoAccess's report of the same log.
 METHODS: Final[frozenset[str]] = frozenset(
     "OPTIONS GET HEAD POST PUT DELETE TRACE CONNECT PATCH PROPFIND PROPPATCH MKCOL COPY MOVE LOCK "
     "UNLOCK VERSION-CONTROL REPORT CHECKOUT CHECKIN UNCHECKOUT MKWORKSPACE UPDATE LABEL MERGE "
     "BASELINE-CONTROL MKACTIVITY ORDERPATCH".split()
 )
-PROTOCOLS: Final[frozenset[str]] = frozenset(
-    ("HTTP/1.0", "HTTP/1.1", "HTTP/2", "HTTP/2.0", "HTTP/3", "HTTP/3.0")
-)
+PROTOCOLS: Final[tuple[str, ...]] = ("HTTP/1.0", "HTTP/1.1", "HTTP/2", "HTTP/3")
+#: The status codes a line may have (GoAccess counts a line with another as failed).
+MIN_STATUS: Final[int] = 100
+MAX_STATUS: Final[int] = 599
 #: The method stored for a request line that is not read as one.
 NO_METHOD: Final[str] = "-"
+#: What is trimmed from a request line and from a decoded path (C's ``isspace``).
+_SPACE: Final[str] = " \t\n\v\f\r"
 
 
 def unescape(value: str | None) -> str | None:
@@ -59,35 +63,54 @@ def unescape(value: str | None) -> str | None:
     return value.replace('\\"', '"').replace("\\\\", "\\")
 
 
-def request_parts(request: str) -> tuple[str, str]:
-    """Return (method, path) of a logged request line, ``METHOD TARGET PROTOCOL``.
+def _method_of(line: str) -> str | None:
+    """Return the method a request line starts with (a case-blind prefix), or None."""
+    word = line.partition(" ")[0].upper()
+    if word in METHODS:
+        return word
+    start = line[:16].upper()
+    for method in METHODS:  # no method is a prefix of another: at most one matches
+        if start.startswith(method):
+            return method
+    return None
 
-    The method is upper-cased and the path is ``request_path`` of the target (which may hold
-    spaces). Every line is a request the server answered, so none is refused: a line whose
-    method is not in ``METHODS`` ("-", a TLS handshake sent to the plain port, "PRI * HTTP/2.0")
-    keeps its text as logged as the path, and a known method without a target and a protocol of
-    ``PROTOCOLS`` ("GET /" alone) has the path "-"; both under the method ``NO_METHOD``.
+
+def request_parts(request: str) -> tuple[str, str]:
+    """Return (method, path) of a logged request line, ``METHOD TARGET PROTOCOL``, read as
+    GoAccess reads it so that per-path counts agree with its report of the same log.
+
+    The line is trimmed; the method is a case-blind prefix from ``METHODS`` (upper-cased); the
+    target runs from the character after it to the last space, which must be followed by one of
+    ``PROTOCOLS``; the path is ``request_path`` of the target. Every line is a request the
+    server answered, so none is refused: a line with no method ("-", a TLS handshake sent to
+    the plain port, "PRI * HTTP/2.0") has its own ``request_path`` as the path, and a method
+    without a target and a protocol ("GET /" alone) has the path "-"; both under the method
+    ``NO_METHOD``.
     """
-    method, _, rest = request.partition(" ")
-    method = method.upper()
-    if method not in METHODS:
-        return NO_METHOD, request or "-"
-    target, _, protocol = rest.rpartition(" ")
-    if not target or protocol.upper() not in PROTOCOLS:
+    line = classify.before_nul(request).strip(_SPACE)
+    method = _method_of(line)
+    if method is None:
+        return NO_METHOD, request_path(line)
+    after = line[len(method) :]
+    last = after.rfind(" ")
+    if last <= 0 or not after[last + 1 :].upper().startswith(PROTOCOLS):
         return NO_METHOD, "-"
-    return method, request_path(target)
+    return method, request_path(after[1 : last + 1])
 
 
 def request_path(target: str) -> str:
-    """Return the path of a request target: percent-decoded (invalid UTF-8 replaced), then cut
-    at its first ``?``, as GoAccess reports it.
+    """Return the path of a request target as GoAccess reports it: percent-decoded (invalid
+    UTF-8 replaced), cut at a NUL, trimmed (the target as logged when nothing is left), then
+    cut at a ``?`` that is not its first character.
 
     An absolute-form target (``http://host/path``, a proxy probe) keeps its scheme and host, so
     a probe for another site is not counted as a visit to this one's page.
     """
-    if "%" in target:
-        target = unquote(target, errors="replace")
-    return target.split("?", 1)[0] or "/"
+    target = classify.before_nul(target)
+    path = unquote(target, errors="replace") if "%" in target else target
+    path = classify.before_nul(path).strip(_SPACE) or target
+    query = path.find("?")
+    return path[:query] if query > 0 else path
 
 
 def _clip(value: str | None, length: int) -> str | None:
@@ -150,9 +173,10 @@ class RowEnricher:
         """(user agent as stored, browser, version, OS, device type, bot)."""
         found = self._agents.get(user_agent)
         if found is None:
-            agent = agents.parse_agent(user_agent)
+            text = classify.before_nul(user_agent)
+            agent = agents.parse_agent(text)
             found = (
-                _clip(user_agent, 512),
+                _clip(text, 512),
                 _clip(agent.browser, 64),
                 agent.browser_version,
                 _clip(agent.os, 64),
@@ -166,7 +190,8 @@ class RowEnricher:
         """(referrer as stored, domain, search engine, search phrase)."""
         found = self._referrers.get(referrer)
         if found is None:
-            found = (_clip(referrer, 1024), *classify.referrer_parts(referrer, None))
+            text = classify.before_nul(referrer)
+            found = (_clip(text, 1024), *classify.referrer_parts(text, None))
             _remember(self._referrers, referrer, found)
         return found
 
@@ -201,6 +226,7 @@ class RowEnricher:
         """Return the row of one request, or ``FILTERED`` when the settings leave it out."""
         if address[0] and self.settings.exclude_internal:
             return FILTERED
+        method, path = classify.before_nul(method), classify.before_nul(path)
         kept, page_view, file_type = self._request(method, path[:1024], status)
         if not kept:
             return FILTERED
@@ -222,7 +248,7 @@ class RowEnricher:
             None,
             agent[0],
             *self._referrer(referrer),
-            agents.primary_language(accept_language),
+            agents.primary_language(classify.before_nul(accept_language)),
             False,
             page_view,
             file_type,
@@ -263,10 +289,26 @@ class RowEnricher:
             )
         return minute + _SECONDS[second % 60]
 
+    def _logged_request(self, logged: str, status: str) -> tuple[Any, ...] | None:
+        """(method, path, status, kept, page view, file type) of a request line and status as
+        logged, remembered; None when the status is outside 100-599 (GoAccess counts such a
+        line as failed)."""
+        code = int(status)
+        if not MIN_STATUS <= code <= MAX_STATUS:
+            return None
+        method, path = request_parts(logged)
+        path = path[:1024]
+        return _remember(
+            self._lines,
+            (logged, status),
+            (method[:16], path, code, *self._request(method, path, code)),
+        )
+
     def combined_row(self, line: str) -> tuple[Any, ...] | None:
-        """Return the row of one combined/common log line: None when it is not one,
-        ``FILTERED`` when the settings leave it out."""
-        match = COMBINED.match(line)
+        """Return the row of one combined/common log line: None when it is not one (or holds a
+        NUL character: a damaged log, which GoAccess cannot read either), ``FILTERED`` when the
+        settings leave it out."""
+        match = COMBINED.match(line) if "\x00" not in line else None
         if match is None:
             return None
         ip_text, time_text, logged, status, size, referrer, user_agent = match.groups()
@@ -291,15 +333,9 @@ class RowEnricher:
                 return None
             self._minute_text, self._zone_text = time_text[:17], time_text[20:]
             self._minute_start = int(ts) - int(seconds)
-        request = self._lines.get((logged, status))
+        request = self._lines.get((logged, status)) or self._logged_request(logged, status)
         if request is None:
-            method, path = request_parts(logged)
-            path, code = path[:1024], int(status)
-            request = _remember(
-                self._lines,
-                (logged, status),
-                (method[:16], path, code, *self._request(method, path, code)),
-            )
+            return None
         if address[0] and self.settings.exclude_internal:
             return FILTERED
         if not request[3]:

@@ -33,6 +33,8 @@ from alertstation.traffic.enrich import (
     COMBINED,
     FILTERED,
     HOUR_INDEX,
+    MAX_STATUS,
+    MIN_STATUS,
     RowEnricher,
     request_parts,
     request_path,
@@ -76,13 +78,14 @@ class ImportResult:
 
 
 def parse_combined(line: str) -> Observed | None:
-    """Return the request of one combined/common log line, or None when it is not one."""
-    match = COMBINED.match(line)
+    """Return the request of one combined/common log line, or None when it is not one (or
+    holds a NUL character: see ``RowEnricher.combined_row``)."""
+    match = COMBINED.match(line) if "\x00" not in line else None
     if match is None:
         return None
     ip_text, time_text, logged, status, size, referrer, agent = match.groups()
     ip = addresses.parse(ip_text)
-    if ip is None:
+    if ip is None or not MIN_STATUS <= int(status) <= MAX_STATUS:
         return None
     try:
         ts = parse_log_time(time_text)
@@ -154,7 +157,7 @@ def parse_json(line: str) -> Observed | None:
         response_ms = float(seconds) * 1000 if seconds is not None else None
     except (TypeError, ValueError):
         return None
-    if ip is None or ts is None or not method or not path or not 100 <= status <= 599:
+    if ip is None or ts is None or not method or not path or not MIN_STATUS <= status <= MAX_STATUS:
         return None
     return Observed(
         ts=ts,

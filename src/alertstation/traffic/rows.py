@@ -6,7 +6,7 @@ line get the same visitor key, user-agent parts, language, referrer parts and Ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
@@ -86,8 +86,26 @@ def _clip(value: str | None, length: int) -> str | None:
     return value[:length] if value else None
 
 
+def _text_before_nul(seen: Observed) -> Observed:
+    """Return ``seen`` with each text field cut at its first NUL (itself when none has one)."""
+    cut = classify.before_nul
+    texts = (seen.path, seen.user_agent, seen.referrer, seen.accept_language, seen.host)
+    if "\x00" not in seen.method and not any(value and "\x00" in value for value in texts):
+        return seen
+    return replace(
+        seen,
+        method=cut(seen.method),
+        path=cut(seen.path),
+        user_agent=cut(seen.user_agent),
+        referrer=cut(seen.referrer),
+        accept_language=cut(seen.accept_language),
+        host=cut(seen.host),
+    )
+
+
 def build_row(seen: Observed, locator: Locator | None) -> dict[str, Any]:
-    """Return the column values of the row for ``seen``."""
+    """Return the column values of the row for ``seen`` (text cut at any NUL: ``before_nul``)."""
+    seen = _text_before_nul(seen)
     agent = agents.parse_agent(seen.user_agent)
     domain, engine, phrase = classify.referrer_parts(seen.referrer, seen.host)
     row: dict[str, Any] = {
