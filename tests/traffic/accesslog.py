@@ -72,7 +72,8 @@ def lines(
 ) -> list[str]:
     """Return ``count`` combined-format lines spread over ``days`` days before ``end``, in
     time order, from a few hundred IPv4 and IPv6 addresses; with ``odd``, about one in five
-    has an ``ODD_REQUESTS`` request line, a tenth of those from ``ODD_HOSTS``."""
+    has an ``ODD_REQUESTS`` request line, a tenth of those from ``ODD_HOSTS`` (and a tenth with an
+    ``ODD_STATUSES`` status), and one in fifty two spaces after the address."""
     rng = random.Random(seed)
     v4 = [f"198.51.{rng.randint(0, 255)}.{rng.randint(1, 254)}" for _ in range(300)]
     v6 = [f"2001:db8:{rng.randint(0, 65535):x}::{rng.randint(1, 65535):x}" for _ in range(60)]
@@ -92,8 +93,9 @@ def lines(
             request = rng.choice(ODD_REQUESTS)
             host = rng.choice(ODD_HOSTS) if rng.random() < 0.1 else host
             status = rng.choice(ODD_STATUSES) if rng.random() < 0.1 else status
+        gap = "  " if odd and rng.random() < 0.02 else " "  # read alike by GoAccess and us
         out.append(
-            f"{host} - - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
+            f"{host}{gap}- - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
             f'"{request}" {status} {size} '
             f'"{rng.choice(REFERRERS)}" "{rng.choice(AGENTS)}"'
         )

@@ -136,6 +136,28 @@ def test_a_status_outside_100_to_599_makes_the_line_unreadable(status: str, read
     assert (enricher.combined_row(line) is not None) is read
 
 
+@pytest.mark.parametrize(
+    ("spaced", "path"),
+    [
+        ('192.0.2.1  - - [{t}] "GET /a HTTP/1.1" 200 1 "-" "-"', "/a"),
+        ('192.0.2.1 -  - [{t}] "GET /a HTTP/1.1" 200 1 "-" "-"', "/a"),
+        ('192.0.2.1 - -  [{t}] "GET /a HTTP/1.1" 200 1 "-" "-"', "/a"),
+        ('192.0.2.1 - - [{t}] "GET /a HTTP/1.1" 200 1  "-"  "-"', "/a"),
+        ('192.0.2.1 - - [{t}]  "GET /a HTTP/1.1" 200 1 "-" "-"', None),
+        ('192.0.2.1 - - [{t}] "GET /a HTTP/1.1"  200 1 "-" "-"', None),
+        ('192.0.2.1\t- - [{t}] "GET /a HTTP/1.1" 200 1 "-" "-"', None),
+    ],
+)
+def test_fields_apart_by_more_than_one_space_are_read_where_goaccess_reads_them(
+    spaced: str, path: str | None
+) -> None:
+    line = spaced.format(t="10/Oct/2026:13:55:36 +0000")
+    seen = parse_combined(line)
+    assert (seen.path if seen else None) == path
+    row = RowEnricher(SETTINGS["everything"], None).combined_row(line)
+    assert (row[ROW_COLUMNS.index("path")] if row else None) == path
+
+
 def test_a_line_holding_a_nul_is_unreadable() -> None:
     # A damaged log (a crash leaves runs of NUL bytes); GoAccess cannot read such a line either.
     line = '192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET /a\x00b HTTP/1.1" 200 1 "-" "-"'

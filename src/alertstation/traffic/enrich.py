@@ -30,12 +30,14 @@ FILTERED: Final[tuple[Any, ...]] = ()
 # A log's times are whole seconds: each minute's moment is made once, and its seconds added.
 _SECONDS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
 
-# nginx/Apache combined (and common) format. The quoted fields use possessive repeats, so a
-# line with an unterminated quote fails at once instead of backtracking. The request field is
-# taken whole and split by ``request_parts``.
+# nginx/Apache combined (and common) format. Fields are apart by one space or more, except around
+# the request field's quotes, where GoAccess 1.7 takes exactly one (a line it cannot read is
+# unreadable here too). The quoted fields use possessive repeats, so a line with an unterminated
+# quote fails at once instead of backtracking. The request field is taken whole and split by
+# ``request_parts``.
 COMBINED: Final[re.Pattern[str]] = re.compile(
-    r'^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]++|\\.)*+)" (\d{3}) (\d+|-)'
-    r'(?: "((?:[^"\\]++|\\.)*+)" "((?:[^"\\]++|\\.)*+)")?'
+    r'^(\S+) +\S+ +\S+ +\[([^\]]+)\] "((?:[^"\\]++|\\.)*+)" (\d{3}) +(\d+|-)'
+    r'(?: +"((?:[^"\\]++|\\.)*+)" +"((?:[^"\\]++|\\.)*+)")?'
 )
 #: The methods a request line is read by (as GoAccess reads them: a case-blind prefix), and the
 #: protocols it must end with (also a case-blind prefix); a line with another method is kept
