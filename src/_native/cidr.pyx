@@ -15,7 +15,7 @@ the interval array at all; the IPv4 buckets point into a compact copy of the IPv
 A batch (``find_many``, ``contains_many``) goes a chunk of C_CHUNK items at a time, every buffer
 of the chunk on the stack (``_find_chunk``): the str objects are read in place and sorted by
 family, so that the parse and the search never branch on it; each family is parsed in one run
-(SSSE3 where the CPU has it: dotted quads by octet-width shuffles, IPv6 groups two at a time),
+(SSSE3 where the CPU has it: dotted quads by a shuffle their dots pick, IPv6 groups two at a time),
 which also requests each key's bucket as soon as the key is known; then each family is searched
 in one run. ``contains_many`` turns a chunk's labels into bools as it goes: no label array.
 
@@ -469,26 +469,55 @@ cdef extern from *:
         *value = (uint32_t)v4;
         return 1;
     }
-    /* Dotted quads with SSSE3 (picked at run time): the octet lengths (1 to 3 each, 81
-       layouts) choose a byte shuffle that puts each octet's digits right-aligned in its own
-       32-bit lane, and two multiply-adds turn the lanes into octet values. The same checks as
+    /* Dotted quads with SSSE3 (picked at run time). The layout of a dotted quad (the octet
+       lengths, 1 to 3 each: 81 layouts) is told by where its three dots and its end are, the
+       key dots | 1 << length; the key picks a slot by a multiplicative hash that no two of the
+       81 keys share (CIDR_LAYOUT4_MULT, found by a search over every odd multiplier: none
+       works for fewer slots), and the slot's own key confirms it. The slot holds a byte
+       shuffle that puts each octet's digits right-aligned in its own 32-bit lane (two
+       multiply-adds then turn the lanes into octet values) and the first digit of each octet
+       of two or more digits, where a zero is a refused leading zero. The same checks as
        cidr_fast_ipv4: digits and three dots only, no empty octet, no leading zero, none over
        255. */
-    static unsigned char cidr_shuffle4[81][16] __attribute__((aligned(16)));
+    typedef struct {
+        unsigned char shuffle[16];
+        uint32_t key;  /* dots | 1 << length; 0 in a slot no layout has */
+        uint32_t multi;  /* the first digit of each octet of two or more digits */
+        uint32_t unused[2];
+    } cidr_layout4;
+    #define CIDR_LAYOUT4_MULT 0x008d981bu
+    #define CIDR_LAYOUT4_SHIFT 24
+    static cidr_layout4 cidr_layouts4[256] __attribute__((aligned(32)));
+    static int cidr_layouts4_apart = 1;  /* else the scalar parser reads every dotted quad */
+    static inline uint32_t cidr_layout4_slot(uint32_t key) {
+        return (uint32_t)(key * CIDR_LAYOUT4_MULT) >> CIDR_LAYOUT4_SHIFT;
+    }
     static void cidr_init_ipv4(void) {
         int pattern, k, i, start, len[4];
+        cidr_layout4 *slot;
+        uint32_t key, multi;
         for (pattern = 0; pattern < 81; pattern++) {
             len[0] = pattern % 3 + 1;
             len[1] = pattern / 3 % 3 + 1;
             len[2] = pattern / 9 % 3 + 1;
             len[3] = pattern / 27 + 1;
+            key = 0;
+            multi = 0;
+            for (start = 0, k = 0; k < 4; k++) {
+                if (len[k] > 1) multi |= 1u << start;
+                start += len[k] + 1;
+                key |= 1u << (start - 1);  /* the dot after the octet, or the end */
+            }
+            slot = &cidr_layouts4[cidr_layout4_slot(key)];
+            if (slot->key != 0) cidr_layouts4_apart = 0;  /* two layouts share a slot */
+            slot->key = key;
+            slot->multi = multi;
             for (start = 0, k = 0; k < 4; k++) {
                 for (i = 0; i < 3; i++) {
                     int digit = i - (3 - len[k]);
-                    cidr_shuffle4[pattern][4 * k + i] =
-                        digit >= 0 ? (unsigned char)(start + digit) : 0x80;
+                    slot->shuffle[4 * k + i] = digit >= 0 ? (unsigned char)(start + digit) : 0x80;
                 }
-                cidr_shuffle4[pattern][4 * k + 3] = 0x80;
+                slot->shuffle[4 * k + 3] = 0x80;
                 start += len[k] + 1;
             }
         }
@@ -506,36 +535,28 @@ cdef extern from *:
             for (i = 8; i < 16; i++) cidr_pair_shuffle[pattern][i] = 0x80;
         }
         __builtin_cpu_init();
-        cidr_has_ssse3 = __builtin_cpu_supports("ssse3");
+        cidr_has_ssse3 = cidr_layouts4_apart && __builtin_cpu_supports("ssse3");
     }
     static int cidr_use_ssse3(int on) {
-        cidr_has_ssse3 = on && __builtin_cpu_supports("ssse3");
+        cidr_has_ssse3 = on && cidr_layouts4_apart && __builtin_cpu_supports("ssse3");
         return cidr_has_ssse3;
     }
     __attribute__((target("ssse3")))
     static inline int cidr_ipv4_ssse3(__m128i v, int length, uint32_t *value) {
         __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
         __m128i isd = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), _mm_setzero_si128());
-        __m128i placed, octets;
+        __m128i octets;
         uint32_t digits = (uint32_t)_mm_movemask_epi8(isd), dots = cidr_mask16(v, '.');
-        uint32_t zeros = cidr_mask16(v, '0'), m = dots & (dots - 1u), m3 = m & (m - 1u);
-        uint32_t p0, p1, p2, l0, l1, l2, l3;
-        if ((digits | dots) != (1u << length) - 1u || m3 == 0 || (m3 & (m3 - 1u)) != 0)
-            return 0;  /* only digits and dots, and three dots */
-        p0 = (uint32_t)__builtin_ctz(dots);
-        p1 = (uint32_t)__builtin_ctz(m);
-        p2 = (uint32_t)__builtin_ctz(m3);
-        l0 = p0 - 1u;  /* each octet's length less one: 0..2, or a huge value when empty */
-        l1 = p1 - p0 - 2u;
-        l2 = p2 - p1 - 2u;
-        l3 = (uint32_t)length - p2 - 2u;
-        if (((l0 > 2u) | (l1 > 2u) | (l2 > 2u) | (l3 > 2u))  /* empty, or 4+ digits */
-            || (zeros & digits & ~(digits << 1) & (digits >> 1)) != 0)  /* a leading zero */
+        uint32_t zeros = cidr_mask16(v, '0'), key = dots | (1u << length);
+        const cidr_layout4 *slot = &cidr_layouts4[cidr_layout4_slot(key)];
+        if ((digits | dots) != (1u << length) - 1u  /* only digits and dots */
+            || slot->key != key  /* three dots, no empty octet, none of 4+ digits */
+            || (zeros & slot->multi) != 0)  /* a leading zero */
             return 0;
-        placed = _mm_shuffle_epi8(
-            d, _mm_load_si128((const __m128i *)cidr_shuffle4[l0 + 3u * l1 + 9u * l2 + 27u * l3]));
-        octets = _mm_madd_epi16(_mm_maddubs_epi16(placed, _mm_set1_epi32(0x00010A64)),
-                                _mm_set1_epi16(1));
+        octets = _mm_madd_epi16(
+            _mm_maddubs_epi16(_mm_shuffle_epi8(d, _mm_load_si128((const __m128i *)slot->shuffle)),
+                              _mm_set1_epi32(0x00010A64)),
+            _mm_set1_epi16(1));
         if (_mm_movemask_epi8(_mm_cmpgt_epi32(octets, _mm_set1_epi32(255))) != 0) return 0;
         octets = _mm_packus_epi16(_mm_packs_epi32(octets, octets), octets);
         *value = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(octets));

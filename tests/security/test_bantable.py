@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import random
 import subprocess
 from collections.abc import Iterator
@@ -302,6 +303,36 @@ def batch_parsers(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
     finally:
         native_cidr._use_ssse3(True)
+
+
+OCTETS = ["0", "7", "00", "01", "09", "10", "99", "000", "010", "100", "199", "249", "250", "255"]
+OCTETS += ["256", "260", "299", "300", "999", "1000", ""]
+
+
+def test_every_dotted_quad_layout_reads_in_batch_as_per_call(batch_parsers: str) -> None:
+    # The batch's SSSE3 parser picks each dotted quad's layout by a hash of where its dots are:
+    # every layout of octets 0 to 4 digits long (empty, leading zeros, over 255) must be read,
+    # or refused, as the per-call parser does.
+    rng = random.Random(SEED)
+    table = BanTable(_edge_entries())
+    kernel = table._table
+    texts = [".".join(rng.choice(OCTETS) for _ in range(4)) for _ in range(20_000)]
+    texts += [
+        ".".join(octets) for octets in itertools.product(["7", "99", "255", "01", ""], repeat=4)
+    ]
+    texts += [text + "." for text in texts[:50]] + ["1.2.3", "1.2.3.4.5", "1.2.3.4x"]
+    assert kernel.find_many(texts).tolist() == [kernel.find(text) for text in texts]
+    labels = kernel.find_many(texts)
+    read = [text for text, label in zip(texts, labels, strict=True) if label != -2]
+    assert all(str(ipaddress.IPv4Address(text)) == text for text in read)
+    assert len(read) > 500  # about 3 % of the random ones are addresses
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.text(alphabet="0123456789.", min_size=1, max_size=17), max_size=40))
+def test_digit_and_dot_texts_read_in_batch_as_per_call(texts: list[str]) -> None:
+    kernel = BanTable(_edge_entries())._table
+    assert kernel.find_many(texts).tolist() == [kernel.find(text) for text in texts]
 
 
 @pytest.mark.parametrize("count", [1, 255, 256, 257, 769])
