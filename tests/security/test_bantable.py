@@ -328,6 +328,25 @@ def test_every_dotted_quad_layout_reads_in_batch_as_per_call(batch_parsers: str)
     assert len(read) > 500  # about 3 % of the random ones are addresses
 
 
+def test_ipv6_written_out_in_full_and_its_near_misses_read_in_batch_as_per_call(
+    batch_parsers: str,
+) -> None:
+    # 39 characters with colons at their fixed places take the batch's shortest path (SSSE3):
+    # every character of such a text swapped for a near miss must be read as per call.
+    rng = random.Random(SEED)
+    kernel = BanTable(_edge_entries())._table
+    full = [ipaddress.IPv6Address(rng.getrandbits(128)).exploded for _ in range(200)]
+    full += ["0000:0000:0000:0000:0000:ffff:0a03:0201", "FFFF:abcd:ABCD:0000:0000:0000:0000:0001"]
+    texts = list(full)
+    for text in full[:40]:
+        for place in range(39):
+            for swap in ":gG/ x0f.":
+                texts.append(text[:place] + swap + text[place + 1 :])
+    labels = kernel.find_many(texts)
+    assert labels.tolist() == [kernel.find(text) for text in texts]
+    assert (labels[: len(full)] != -2).all()
+
+
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.lists(st.text(alphabet="0123456789.", min_size=1, max_size=17), max_size=40))
 def test_digit_and_dot_texts_read_in_batch_as_per_call(texts: list[str]) -> None:
