@@ -15,8 +15,8 @@ the interval array at all; the IPv4 buckets point into a compact copy of the IPv
 A batch (``find_many``, ``contains_many``) goes a chunk of C_CHUNK items at a time, every buffer
 of the chunk on the stack (``_find_chunk``): the str objects are read in place and sorted by
 family, so that the parse and the search never branch on it; each family is parsed in one run
-(SSSE3 where the CPU has it: dotted quads by a shuffle their dots pick, IPv6 groups two at a time
-or, written out in full, from fixed places),
+(SSSE3 where the CPU has it: dotted quads by a shuffle their dots pick, IPv6 groups by shuffles
+their colons pick in the usual client layouts, else two at a time),
 which also requests each key's bucket as soon as the key is known; then each family is searched
 in one run. ``contains_many`` turns a chunk's labels into bools as it goes: no label array.
 
@@ -338,33 +338,88 @@ cdef extern from *:
         *hi = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(packed));
         *lo = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(packed, packed)));
     }
-    /* An IPv6 text of 39 characters written out in full (eight groups of four digits, the
-       usual client address) with SSSE3: 1 and its key, else 0 (the caller reads it the general
-       way). The colons must lie at 4, 9, ..., 34 and nowhere else; the 32 digits are gathered
-       from their fixed places into two vectors by constant shuffles and checked there, so no
-       place is classified twice. Reads 48 bytes at b: the caller makes 64 readable. */
-    static const unsigned char cidr_full6_shuffle[4][16] __attribute__((aligned(16))) = {
-        {0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 15, 0x80, 0x80, 0x80},
-        {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2},
-        {4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80},
-        {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 3, 4, 5, 6},
-    };
+    /* IPv6 texts of the usual client address's layouts, with SSSE3: eight groups of four hex
+       digits each, or with one or two of them three digits long (a leading zero dropped),
+       37 to 39 characters; 1 and the key, else 0 (the caller reads it the general way). The
+       layout is told by where the colons and the end are, the key colons | 1 << length,
+       which picks a slot by a multiplicative hash no two of the 37 keys share
+       (CIDR_USUAL6_MULT, found by a search over multipliers; the slot's own key confirms it).
+       The slot's shuffles gather each group's digits right-aligned into four places of two
+       vectors (places before a short group's first digit get '0'), where all 32 are checked
+       as hex digits and turned into the key; every character that is not a colon is one of
+       them, so no place is classified twice. Reads 48 bytes at b: the caller makes 64
+       readable. */
+    typedef struct {
+        unsigned char shuffle[4][16];  /* groups 0-3 from v0, v1; groups 4-7 from v1, v2 */
+        unsigned char fill[2][16];  /* '0' where a short group has no digit */
+        uint64_t key;  /* colons | 1 << length; 0 in a slot no layout has */
+        uint64_t unused[3];
+    } cidr_usual6;
+    #define CIDR_USUAL6_MULT 0x414e83f28342ae09ULL
+    #define CIDR_USUAL6_SHIFT 58
+    static cidr_usual6 cidr_usual6_slots[64] __attribute__((aligned(64)));
+    static int cidr_usual6_apart = 1;  /* else every IPv6 text is read the general way */
+    static inline uint32_t cidr_usual6_slot(uint64_t key) {
+        return (uint32_t)((key * CIDR_USUAL6_MULT) >> CIDR_USUAL6_SHIFT);
+    }
+    static void cidr_init_usual6(void) {
+        int layout, g, i, pos, lane, source, end[8], width[8];
+        uint64_t key;
+        cidr_usual6 *slot;
+        for (layout = 0; layout < 256; layout++) {
+            if (__builtin_popcount((unsigned)layout) > 2) continue;
+            key = 0;
+            for (pos = 0, g = 0; g < 8; g++) {
+                width[g] = (layout >> g & 1) ? 3 : 4;
+                pos += width[g];
+                end[g] = pos - 1;
+                if (g < 7) key |= 1ULL << pos;
+                pos += 1;
+            }
+            key |= 1ULL << (pos - 1);  /* the length */
+            slot = &cidr_usual6_slots[cidr_usual6_slot(key)];
+            if (slot->key != 0) cidr_usual6_apart = 0;  /* two layouts share a slot */
+            slot->key = key;
+            memset(slot->shuffle, 0x80, sizeof slot->shuffle);
+            memset(slot->fill, 0, sizeof slot->fill);
+            for (g = 0; g < 8; g++) {
+                for (i = 0; i < 4; i++) {
+                    lane = 4 * (g % 4) + i;
+                    source = end[g] - 3 + i;
+                    if (i < 4 - width[g]) {
+                        slot->fill[g / 4][lane] = '0';
+                    } else if (g < 4) {  /* groups 0-3 lie within v0 and v1 */
+                        slot->shuffle[source < 16 ? 0 : 1][lane] = (unsigned char)(source % 16);
+                    } else {  /* groups 4-7 within v1 and v2 */
+                        slot->shuffle[source < 32 ? 2 : 3][lane] = (unsigned char)(source % 16);
+                    }
+                }
+            }
+        }
+    }
     __attribute__((target("ssse3")))
-    static inline int cidr_full_ipv6_ssse3(const unsigned char *b, __m128i v0,
-                                           uint64_t *hi, uint64_t *lo) {
+    static inline int cidr_usual_ipv6_ssse3(const unsigned char *b, __m128i v0, int length,
+                                            uint64_t *hi, uint64_t *lo) {
         __m128i v1 = _mm_loadu_si128((const __m128i *)(b + 16));
         __m128i v2 = _mm_loadu_si128((const __m128i *)(b + 32));
         __m128i v[2], is, t, n, packed;
+        uint64_t key = ((uint64_t)cidr_mask16(v0, ':') | (uint64_t)cidr_mask16(v1, ':') << 16
+                        | (uint64_t)cidr_mask16(v2, ':') << 32) & ((1ULL << length) - 1ULL);
+        const cidr_usual6 *slot;
         int k;
-        if (cidr_mask16(v0, ':') != 0x4210u || cidr_mask16(v1, ':') != 0x2108u
-                || (cidr_mask16(v2, ':') & 0x7Fu) != 0x4u)
-            return 0;
+        key |= 1ULL << length;
+        slot = &cidr_usual6_slots[cidr_usual6_slot(key)];
+        if (slot->key != key) return 0;
         v[0] = _mm_or_si128(
-            _mm_shuffle_epi8(v0, _mm_load_si128((const __m128i *)cidr_full6_shuffle[0])),
-            _mm_shuffle_epi8(v1, _mm_load_si128((const __m128i *)cidr_full6_shuffle[1])));
+            _mm_or_si128(
+                _mm_shuffle_epi8(v0, _mm_load_si128((const __m128i *)slot->shuffle[0])),
+                _mm_shuffle_epi8(v1, _mm_load_si128((const __m128i *)slot->shuffle[1]))),
+            _mm_load_si128((const __m128i *)slot->fill[0]));
         v[1] = _mm_or_si128(
-            _mm_shuffle_epi8(v1, _mm_load_si128((const __m128i *)cidr_full6_shuffle[2])),
-            _mm_shuffle_epi8(v2, _mm_load_si128((const __m128i *)cidr_full6_shuffle[3])));
+            _mm_or_si128(
+                _mm_shuffle_epi8(v1, _mm_load_si128((const __m128i *)slot->shuffle[2])),
+                _mm_shuffle_epi8(v2, _mm_load_si128((const __m128i *)slot->shuffle[3]))),
+            _mm_load_si128((const __m128i *)slot->fill[1]));
         for (k = 0; k < 2; k++) {
             (void)cidr_hex16(v[k], &is);
             if (_mm_movemask_epi8(is) != 0xFFFF) return 0;
@@ -393,7 +448,7 @@ cdef extern from *:
         uint64_t colons = 0, hex = 0, dc, ends, all = (1ULL << length) - 1ULL, last, left, right;
         unsigned __int128 key = 0;
         int k, g, total, e, j, shift, end[8];
-        if (ssse3 && length == 39 && cidr_full_ipv6_ssse3(b, v0, hi, lo)) return 1;
+        if (ssse3 && length >= 37 && cidr_usual_ipv6_ssse3(b, v0, length, hi, lo)) return 1;
         v[0] = v0;
         v[1] = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + 16)), _mm_cmpgt_epi8(n, idx));
         idx = _mm_add_epi8(idx, _mm_set1_epi8(16));
@@ -534,6 +589,7 @@ cdef extern from *:
     static inline uint32_t cidr_layout4_slot(uint32_t key) {
         return (uint32_t)(key * CIDR_LAYOUT4_MULT) >> CIDR_LAYOUT4_SHIFT;
     }
+    static int cidr_use_ssse3(int on);
     static void cidr_init_ipv4(void) {
         int pattern, k, i, start, len[4];
         cidr_layout4 *slot;
@@ -576,11 +632,13 @@ cdef extern from *:
             }
             for (i = 8; i < 16; i++) cidr_pair_shuffle[pattern][i] = 0x80;
         }
+        cidr_init_usual6();
         __builtin_cpu_init();
-        cidr_has_ssse3 = cidr_layouts4_apart && __builtin_cpu_supports("ssse3");
+        cidr_has_ssse3 = cidr_use_ssse3(1);
     }
     static int cidr_use_ssse3(int on) {
-        cidr_has_ssse3 = on && cidr_layouts4_apart && __builtin_cpu_supports("ssse3");
+        cidr_has_ssse3 = on && cidr_layouts4_apart && cidr_usual6_apart
+            && __builtin_cpu_supports("ssse3");
         return cidr_has_ssse3;
     }
     __attribute__((target("ssse3")))
