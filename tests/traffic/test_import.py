@@ -106,6 +106,30 @@ def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
     assert main(["traffic", "import", str(tmp_path / "missing.log")]) != 0
 
 
+def test_json_fields_are_cut_at_a_nul_where_they_are_read() -> None:
+    # A JSON log may escape a NUL into any field, or give a number where text belongs; the
+    # parser hands on text only, each cut at its first NUL as the live recorder's rows are.
+    record = {
+        "time_iso8601": "2026-10-10T20:55:36+00:00",
+        "remote_addr": "192.0.2.1",
+        "method": "GE\u0000T",
+        "uri": "/a%00b",
+        "status": 200,
+        "http_user_agent": "curl\u0000/8",
+        "http_referer": 7,
+        "http_accept_language": "fr\u0000-CA",
+    }
+    seen = parse_json(json.dumps(record))
+    assert seen is not None
+    assert (seen.method, seen.path, seen.user_agent, seen.referrer, seen.accept_language) == (
+        "GE",
+        "/a",
+        "curl",
+        "7",
+        "fr",
+    )
+
+
 def goaccess_report(log: Path, out: Path) -> dict:
     subprocess.run(
         [

@@ -175,10 +175,9 @@ class RowEnricher:
         """(user agent as stored, browser, version, OS, device type, bot)."""
         found = self._agents.get(user_agent)
         if found is None:
-            text = classify.before_nul(user_agent)
-            agent = agents.parse_agent(text)
+            agent = agents.parse_agent(user_agent)
             found = (
-                _clip(text, 512),
+                _clip(user_agent, 512),
                 _clip(agent.browser, 64),
                 agent.browser_version,
                 _clip(agent.os, 64),
@@ -192,8 +191,7 @@ class RowEnricher:
         """(referrer as stored, domain, search engine, search phrase)."""
         found = self._referrers.get(referrer)
         if found is None:
-            text = classify.before_nul(referrer)
-            found = (_clip(text, 1024), *classify.referrer_parts(text, None))
+            found = (_clip(referrer, 1024), *classify.referrer_parts(referrer, None))
             _remember(self._referrers, referrer, found)
         return found
 
@@ -228,7 +226,6 @@ class RowEnricher:
         """Return the row of one request, or ``FILTERED`` when the settings leave it out."""
         if address[0] and self.settings.exclude_internal:
             return FILTERED
-        method, path = classify.before_nul(method), classify.before_nul(path)
         kept, page_view, file_type = self._request(method, path[:1024], status)
         if not kept:
             return FILTERED
@@ -250,7 +247,7 @@ class RowEnricher:
             None,
             agent[0],
             *self._referrer(referrer),
-            agents.primary_language(classify.before_nul(accept_language)),
+            agents.primary_language(accept_language),
             False,
             page_view,
             file_type,

@@ -28,7 +28,7 @@ from sqlalchemy import Engine
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
-from alertstation.traffic import addresses, rollups
+from alertstation.traffic import addresses, classify, rollups
 from alertstation.traffic.enrich import (
     COMBINED,
     FILTERED,
@@ -135,6 +135,13 @@ def _first(record: dict[str, Any], *names: str) -> Any:
     return None
 
 
+def _text(record: dict[str, Any], *names: str) -> str | None:
+    """Return the first of the named fields as text cut at any NUL (``classify.before_nul``),
+    or None."""
+    value = _first(record, *names)
+    return None if value is None else classify.before_nul(str(value))
+
+
 def parse_json(line: str) -> Observed | None:
     """Return the request of one JSON log line, or None when it is not one."""
     try:
@@ -161,15 +168,15 @@ def parse_json(line: str) -> Observed | None:
         return None
     return Observed(
         ts=ts,
-        method=str(method)[:16],
+        method=classify.before_nul(str(method))[:16],
         path=path,
         status=status,
         response_ms=response_ms,
         content_length=length,
         client_ip=str(ip),
-        user_agent=_first(record, "http_user_agent", "user_agent"),
-        referrer=_first(record, "http_referer", "referrer", "referer"),
-        accept_language=_first(record, "http_accept_language", "accept_language"),
+        user_agent=_text(record, "http_user_agent", "user_agent"),
+        referrer=_text(record, "http_referer", "referrer", "referer"),
+        accept_language=_text(record, "http_accept_language", "accept_language"),
         authenticated=False,
         source="import",
     )
