@@ -20,11 +20,12 @@ from typing import Any
 import falcon
 
 from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriTooLong
+from alertstation.http.access_line import access_line, duration_hundredths
 from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.permissions import READ_ONLY_ROLES
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
-from alertstation.logs import ACCESS_LOGGER, access_json_line, access_line_writer, request_id_var
+from alertstation.logs import ACCESS_LOGGER, access_line_writer, request_id_var
 
 access_log = logging.getLogger(ACCESS_LOGGER)
 
@@ -117,27 +118,33 @@ def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
     """Log the request's access line: method, path, status, duration, client and user.
 
     When the station's JSON background writer is the only handler, the line is built directly
-    (the same JSON as the formatter's, without a log record) and queued for the writer.
+    (the same JSON as the formatter's, without a log record: ``access_line``) and queued for the
+    writer.
     """
     context = req.context
     started = getattr(context, "started", None)
+    # Milliseconds to two decimals, counted in hundredths (-1: no start was recorded).
+    hundredths = duration_hundredths(time.perf_counter() - started if started else None)
     method, path, status = req.method, req.path, resp.status_code
+    client_ip = getattr(context, "client_ip", None)
+    user = getattr(getattr(context, "user", None), "username", None)
+    writer = access_line_writer(access_log, logging.INFO)
+    if writer is not None:
+        request_id = getattr(context, "request_id", None)
+        now = time.time()
+        writer.put_line(
+            access_line(now, request_id, method, path, status, hundredths, client_ip, user)
+        )
+        return
     fields = {
         "method": method,
         "path": path,
         "status": status,
-        # Milliseconds to two decimals (one-argument round: round(x, 2) costs far more).
-        "duration_ms": round((time.perf_counter() - started) * 100_000) / 100 if started else None,
-        "client_ip": getattr(context, "client_ip", None),
-        "user": getattr(getattr(context, "user", None), "username", None),
+        "duration_ms": hundredths / 100 if hundredths >= 0 else None,
+        "client_ip": client_ip,
+        "user": user,
     }
-    writer = access_line_writer(access_log, logging.INFO)
-    if writer is None:
-        access_log.info("%s %s %s", method, path, status, extra=fields)
-        return
-    message = f"{method} {path} {status}"
-    request_id = getattr(context, "request_id", None)
-    writer.put_line(access_json_line(time.time(), request_id, message, fields))
+    access_log.info("%s %s %s", method, path, status, extra=fields)
 
 
 class AuthorizationMiddleware:
