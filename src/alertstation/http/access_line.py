@@ -9,6 +9,8 @@ UTF-8, a time outside 1970-9999); ``tests/http/test_access_line.py`` holds the t
 
 from __future__ import annotations
 
+from typing import Any
+
 from alertstation.kernel_loader import load_kernel
 from alertstation.logs import access_json_line
 
@@ -18,6 +20,20 @@ _kernel = load_kernel("accessline")
 def duration_hundredths(seconds: float | None) -> int:
     """Return a duration in seconds as hundredths of a millisecond, -1 for none."""
     return -1 if seconds is None else round(seconds * 100_000)
+
+
+def access_fields(
+    method: str, path: str, status: int, hundredths: int, client_ip: str | None, user: str | None
+) -> dict[str, Any]:
+    """Return the access record's extras, in the line's order (duration in milliseconds)."""
+    return {
+        "method": method,
+        "path": path,
+        "status": status,
+        "duration_ms": hundredths / 100 if hundredths >= 0 else None,
+        "client_ip": client_ip,
+        "user": user,
+    }
 
 
 def py_access_line(
@@ -35,14 +51,7 @@ def py_access_line(
     ``hundredths`` is the duration in hundredths of a millisecond (negative: none); the line
     shows it in milliseconds to two decimals.
     """
-    fields = {
-        "method": method,
-        "path": path,
-        "status": status,
-        "duration_ms": hundredths / 100 if hundredths >= 0 else None,
-        "client_ip": client_ip,
-        "user": user,
-    }
+    fields = access_fields(method, path, status, hundredths, client_ip, user)
     return access_json_line(created, request_id, f"{method} {path} {status}", fields)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import falcon
 
 from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriTooLong
-from alertstation.http.access_line import access_line, duration_hundredths
+from alertstation.http.access_line import access_fields, access_line, duration_hundredths
 from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.permissions import READ_ONLY_ROLES
@@ -136,14 +136,7 @@ def _log_access(req: falcon.Request, resp: falcon.Response) -> None:
             access_line(now, request_id, method, path, status, hundredths, client_ip, user)
         )
         return
-    fields = {
-        "method": method,
-        "path": path,
-        "status": status,
-        "duration_ms": hundredths / 100 if hundredths >= 0 else None,
-        "client_ip": client_ip,
-        "user": user,
-    }
+    fields = access_fields(method, path, status, hundredths, client_ip, user)
     access_log.info("%s %s %s", method, path, status, extra=fields)
 
 
