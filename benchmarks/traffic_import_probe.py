@@ -1,10 +1,11 @@
 """Split the access-log import's time into its stages, on the benchmark's own kind of log.
 
-``python -m benchmarks.traffic_import_probe [LINES]`` writes a combined log of LINES lines
-(200,000 unless given) with the benchmark's generator, imports it into a fresh migrated SQLite
-database as ``traffic.import_dashboard`` does (every line, rollups tallied on the way, then the
-31-day dashboard), times GoAccess on the same file, and prints the wall time of each stage per
-line. The stages are timed by wrapping the functions that run them:
+``python -m benchmarks.traffic_import_probe [LINES [AGENTS]]`` writes a combined log of LINES
+lines (200,000 unless given) with the benchmark's generator (its five user agents, or AGENTS
+distinct ones from ``accesslog.varied_agents``, as a real log has), imports it into a fresh
+migrated SQLite database as ``traffic.import_dashboard`` does (every line, rollups tallied on the
+way, then the 31-day dashboard), times GoAccess on the same file, and prints the wall time of
+each stage per line. The stages are timed by wrapping the functions that run them:
 
 - ``BulkInsert.run``: the rows' ``executemany`` (values converted column by column);
 - ``ImportRollups.after_write``: tallying each batch's rows for the day rollups;
@@ -50,10 +51,11 @@ def timed(owner: Any, name: str, spent: dict[str, float]) -> None:
 
 def main(argv: list[str]) -> None:
     lines = int(argv[0]) if argv else 200_000
+    varied = accesslog.varied_agents(int(argv[1])) if len(argv) > 1 else None
     folder = Path(tempfile.mkdtemp(prefix="import-probe-"))
     try:
         end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        log = accesslog.write(folder / "access.log", lines, end)
+        log = accesslog.write(folder / "access.log", lines, end, agents=varied)
         spent: dict[str, float] = {}
         timed(bulk.BulkInsert, "run", spent)
         timed(import_rollups.ImportRollups, "after_write", spent)

@@ -67,14 +67,54 @@ ODD_STATUSES = ["299", "000", "099", "600"]
 ODD_HOSTS = ["127.0.0.1", "::1", "crawler.example.net"]
 
 
+def varied_agents(count: int, seed: int = 5) -> list[str]:
+    """Return ``count`` seeded user agents in the shapes real logs are full of (browser builds,
+    phones, crawlers, libraries), nearly all distinct."""
+    rng = random.Random(seed)
+    shapes = [
+        lambda: (
+            f"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+            f"Chrome/{rng.randint(60, 131)}.0.{rng.randint(1000, 6999)}.{rng.randint(1, 250)} "
+            "Safari/537.36"
+        ),
+        lambda: (
+            f"Mozilla/5.0 (Linux; Android {rng.randint(8, 14)}; SM-{rng.choice('AGSN')}"
+            f"{rng.randint(100, 999)}{rng.choice('BFUW')}) AppleWebKit/537.36 (KHTML, like Gecko) "
+            f"Chrome/{rng.randint(90, 131)}.0.{rng.randint(1000, 6999)}.0 Mobile Safari/537.36"
+        ),
+        lambda: (
+            f"Mozilla/5.0 (iPhone; CPU iPhone OS {rng.randint(12, 18)}_{rng.randint(0, 6)} like "
+            f"Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/{rng.randint(12, 18)}."
+            f"{rng.randint(0, 6)} Mobile/15E{rng.randint(100, 999)} Safari/604.1"
+        ),
+        lambda: (
+            f"Mozilla/5.0 (X11; {rng.choice(['Linux x86_64', 'Ubuntu; Linux x86_64'])}; rv:"
+            f"{rng.randint(60, 133)}.0) Gecko/20100101 Firefox/{rng.randint(60, 133)}.0"
+        ),
+        lambda: (
+            f"Mozilla/5.0 (compatible; Crawler{rng.randint(1, 5000)}/{rng.randint(1, 9)}."
+            f"{rng.randint(0, 9)}; +https://crawler{rng.randint(1, 5000)}.example/bot)"
+        ),
+        lambda: f"{rng.choice(['curl', 'Wget', 'python-httpx', 'Java'])}/{rng.randint(1, 9)}.0",
+    ]
+    return [rng.choice(shapes)() for _ in range(count)]
+
+
 def lines(
-    count: int, end: datetime, days: int = 30, seed: int = 11, odd: bool = False
+    count: int,
+    end: datetime,
+    days: int = 30,
+    seed: int = 11,
+    odd: bool = False,
+    agents: list[str] | None = None,
 ) -> list[str]:
     """Return ``count`` combined-format lines spread over ``days`` days before ``end``, in
-    time order, from a few hundred IPv4 and IPv6 addresses; with ``odd``, about one in five
-    has an ``ODD_REQUESTS`` request line, a tenth of those from ``ODD_HOSTS`` (and a tenth with an
-    ``ODD_STATUSES`` status), and one in fifty two spaces after the address."""
+    time order, from a few hundred IPv4 and IPv6 addresses, with user agents from ``agents``
+    (``AGENTS`` unless given); with ``odd``, about one in five has an ``ODD_REQUESTS`` request
+    line, a tenth of those from ``ODD_HOSTS`` (and a tenth with an ``ODD_STATUSES`` status), and
+    one in fifty two spaces after the address."""
     rng = random.Random(seed)
+    agents = agents or AGENTS
     v4 = [f"198.51.{rng.randint(0, 255)}.{rng.randint(1, 254)}" for _ in range(300)]
     v6 = [f"2001:db8:{rng.randint(0, 65535):x}::{rng.randint(1, 65535):x}" for _ in range(60)]
     hosts = v4 + v6
@@ -97,17 +137,22 @@ def lines(
         out.append(
             f"{host}{gap}- - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
             f'"{request}" {status} {size} '
-            f'"{rng.choice(REFERRERS)}" "{rng.choice(AGENTS)}"'
+            f'"{rng.choice(REFERRERS)}" "{rng.choice(agents)}"'
         )
     return out
 
 
 def write(
-    path: Path, count: int, end: datetime | None = None, seed: int = 11, odd: bool = False
+    path: Path,
+    count: int,
+    end: datetime | None = None,
+    seed: int = 11,
+    odd: bool = False,
+    agents: list[str] | None = None,
 ) -> Path:
     """Write a generated log (gzipped when ``path`` ends in .gz); return the path."""
     end = end or datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    text = "\n".join(lines(count, end, seed=seed, odd=odd)) + "\n"
+    text = "\n".join(lines(count, end, seed=seed, odd=odd, agents=agents)) + "\n"
     if path.suffix == ".gz":
         path.write_bytes(gzip.compress(text.encode()))
     else:

@@ -12,10 +12,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import ua_parser
 from sqlalchemy import Engine, func, select
+from ua_parser import BasicResolver, Parser, load_builtins
 
 from alertstation.cli import main
-from alertstation.traffic import reports
+from alertstation.traffic import agents, reports
 from alertstation.traffic.importer import parse_combined, parse_json
 from alertstation.traffic.period import Filters, Period
 from alertstation.traffic.tables import web_request_logs
@@ -103,6 +105,19 @@ def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
         count = conn.execute(select(func.count()).select_from(web_request_logs)).scalar_one()
         sources = set(conn.execute(select(web_request_logs.c.source).distinct()).scalars())
     assert count == 401 and sources == {"import"}
+
+
+@pytest.mark.usefixtures("station_env")
+def test_an_import_on_the_pure_python_agent_resolver_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = accesslog.write(tmp_path / "access.log", 20)
+    if agents.resolver_name() != agents.SLOW_RESOLVER:
+        assert main(["traffic", "import", str(log)]) == 0
+        assert "ua-parser-rs" not in capsys.readouterr().err
+    monkeypatch.setattr(ua_parser, "parser", Parser(BasicResolver(load_builtins())))
+    assert main(["traffic", "import", str(log)]) == 0
+    assert "pure-Python resolver" in capsys.readouterr().err
     assert main(["traffic", "import", str(tmp_path / "missing.log")]) != 0
 
 

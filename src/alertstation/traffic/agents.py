@@ -2,14 +2,22 @@
 
 User agents are parsed with the maintained ua-parser library and its regex set, never with
 hand-written patterns; each distinct agent string is parsed once per process (LRU cache).
+
+ua-parser runs its regex set with the best resolver installed: ``ua-parser-rs`` (its compiled
+companion, a dependency of the station wherever a wheel exists: x86_64 and aarch64 Linux) reads a
+new agent in tens of microseconds, where its pure-Python resolver takes about a millisecond. The
+two give the same parts for agents written in ASCII (``tests/traffic/test_agent_resolvers.py``);
+``docs/traffic.md`` says where they differ.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ua_parser import parse as parse_user_agent
+import ua_parser
+from ua_parser import Result
 
 MAX_AGENT = 512
 _TABLET_DEVICES = ("ipad", "tablet", "kindle", "tab ")
@@ -31,12 +39,29 @@ class Agent:
 NO_AGENT = Agent(None, None, None, None, False)
 
 
+#: What ua-parser calls its resolvers, fastest first (``resolver_name``).
+RESOLVERS = {"regex": "ua-parser-rs", "re2": "google-re2", "basic": "pure Python"}
+SLOW_RESOLVER = RESOLVERS["basic"]
+
+
+def resolver_name() -> str:
+    """Return which of ua-parser's resolvers parses agents here (a ``RESOLVERS`` value)."""
+    resolver = getattr(ua_parser.parser.resolver, "parser", ua_parser.parser.resolver)
+    return RESOLVERS.get(type(resolver).__module__.rpartition(".")[2], type(resolver).__name__)
+
+
 @lru_cache(maxsize=8192)
 def parse_agent(user_agent: str | None) -> Agent:
     """Return browser, version, OS, device type (desktop/mobile/tablet/bot/other) and bot flag."""
+    return describe(user_agent, ua_parser.parse)
+
+
+def describe(user_agent: str | None, parse: Callable[[str], Result]) -> Agent:
+    """Return the parts of ``user_agent`` as ``parse`` (a ua-parser parse function) reads it;
+    ``parse_agent`` without its cache, with the parse function given."""
     if not user_agent:
         return NO_AGENT
-    result = parse_user_agent(user_agent[:MAX_AGENT])
+    result = parse(user_agent[:MAX_AGENT])
     browser = result.user_agent.family if result.user_agent else None
     version = result.user_agent.major if result.user_agent else None
     os_name = result.os.family if result.os else None

@@ -21,6 +21,7 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from alertstation.security.geoip.lookup import locator_for
+    from alertstation.traffic.agents import SLOW_RESOLVER, resolver_name
     from alertstation.traffic.importer import ImportResult, import_file
 
     paths = [Path(name) for name in args.files]
@@ -28,6 +29,12 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     if missing:
         raise CommandError(f"no such file: {', '.join(missing)}")
     station = args.open_station()
+    if resolver_name() == SLOW_RESOLVER:
+        print(
+            "note: user agents are read by ua-parser's pure-Python resolver (about 1 ms for each "
+            "new agent); installing ua-parser-rs makes a large import several times faster",
+            file=sys.stderr,
+        )
     total = ImportResult()
     try:
         locator = locator_for(station.settings.data_dir)
