@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from alertstation.traffic import daily, reports, rollups
+from alertstation.traffic import daily, import_rollups, reports, rollups
 from alertstation.traffic.importer import import_file, import_lines, parse_combined
 from alertstation.traffic.period import Filters, parse_period
 from alertstation.traffic.rows import Observed, build_row
@@ -149,6 +149,47 @@ def test_days_beyond_the_tallied_limit_are_read_back(
     import_file(engine, log, "combined", None, now=now)
     assert rolled_days(engine) >= DAYS - 1
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+
+
+def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_at_a_time(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = write(tmp_path / "all.log", lines)
+    import_file(engine, log, "combined", None, now=now)
+    expected = dashboard(engine, now)
+    empty(engine)
+    chunk = 97  # a day holds about LINES / DAYS = 500 rows
+    monkeypatch.setattr(daily, "CHUNK_ROWS", chunk)
+    held = [0]  # the most rows of one day the import held at once
+    add = import_rollups.ImportRollups.add
+
+    def counted(self: import_rollups.ImportRollups, row: tuple[Any, ...]) -> None:
+        add(self, row)
+        held[0] = max(held[0], *map(len, self.open.values()), 0)
+
+    reads: list[list[list[str]]] = []  # per read: the visitor keys of each batch, in order
+    batches = daily.visitor_batches
+
+    def recorded(*args: Any) -> Any:
+        reads.append([])
+        for rows in batches(*args):
+            reads[-1].append([row[0] for row in rows])
+            yield rows
+
+    monkeypatch.setattr(import_rollups.ImportRollups, "add", counted)
+    monkeypatch.setattr(daily, "visitor_batches", recorded)
+    import_file(engine, log, "combined", None, now=now)
+    assert 0 < held[0] <= chunk
+    assert len(reads) >= DAYS - 1  # every complete day read back
+    assert dashboard(engine, now) == expected
+    assert from_raw_rows(engine, now) == expected  # every day at once, live
+    for read in reads:
+        assert len(read) > 1 and all(len(keys) < 2 * chunk for keys in read)
+        seen: set[str] = set()
+        for keys in read:  # each visitor's rows together, in one batch
+            runs = [key for number, key in enumerate(keys) if not number or keys[number - 1] != key]
+            assert len(runs) == len(set(runs)) and seen.isdisjoint(runs)
+            seen.update(runs)
 
 
 def test_a_row_written_beside_the_import_into_a_tallied_day_is_counted(

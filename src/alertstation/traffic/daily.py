@@ -12,16 +12,18 @@ millions of rows reads a few thousand rollup rows instead of scanning the raw ro
 
 A day is rolled up once it is over, in one pass over its rows in Python (``traffic.tally``); the
 days not rolled up yet (today) are accumulated the same way from raw rows
-on each read, with passing visitor ids, so nothing is written by a read. A write to a day already
+on each read, with passing visitor ids, so nothing is written by a read. Rows are held in memory
+``CHUNK_ROWS`` at a time at most: a larger day (an imported log of a busy site) is read sorted by
+visitor and tallied a batch of whole visitors at a time (``raw_totals``). A write to a day already
 rolled up drops it and every later day (``invalidate_from``), and the next read rolls
 them up again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from pyroaring import BitMap
@@ -43,6 +45,9 @@ _GROUP_ROWS = BulkInsert(
 )
 
 _ORDER = itemgetter(COLUMNS.index("visitor_key"), COLUMNS.index("ts"), COLUMNS.index("id"))
+_VISITOR = COLUMNS.index("visitor_key")
+#: Raw rows held in memory at once when totals are worked out from them (``raw_totals``).
+CHUNK_ROWS: Final[int] = 100_000
 
 
 def raw_rows(conn: Connection, condition: Any) -> Sequence[Sequence[Any]]:
@@ -51,6 +56,48 @@ def raw_rows(conn: Connection, condition: Any) -> Sequence[Sequence[Any]]:
     rows = [tuple(row) for row in conn.execute(select(*(t.c[n] for n in COLUMNS)).where(condition))]
     rows.sort(key=_ORDER)
     return rows
+
+
+def raw_totals(conn: Connection, condition: Any, *, assign: bool = True) -> DayTotals:
+    """Return the totals of the raw rows matching ``condition`` (``visitor_ids`` gives the
+    visitors ids, with ``assign``). Up to ``CHUNK_ROWS`` rows are read at once and sorted here;
+    more are read sorted by the database and tallied a batch of whole visitors at a time (each
+    visitor's visits stand alone, so the batches' totals add up to the whole)."""
+    count = conn.execute(select(func.count()).where(condition)).scalar_one()
+    if count <= CHUNK_ROWS:
+        rows = raw_rows(conn, condition)
+        return accumulate(rows, visitor_ids(conn, {row[_VISITOR] for row in rows}, assign=assign))
+    keys = conn.execute(select(t.c.visitor_key).where(condition).distinct()).scalars()
+    ids = visitor_ids(conn, keys, assign=assign)
+    totals = DayTotals()
+    for rows in visitor_batches(conn, condition, CHUNK_ROWS):
+        totals.add(accumulate(rows, ids))
+    return totals
+
+
+def visitor_batches(
+    conn: Connection, condition: Any, size: int
+) -> Iterator[Sequence[Sequence[Any]]]:
+    """Yield the raw rows matching ``condition`` in ``COLUMNS`` order, sorted by visitor, time
+    and id, in lists of about ``size`` rows that each hold every row of their visitors (a
+    visitor with more rows than ``size`` makes a longer list)."""
+    query = select(*(t.c[n] for n in COLUMNS)).where(condition)
+    query = query.order_by(t.c.visitor_key, t.c.ts, t.c.id)
+    query = query.execution_options(yield_per=min(size, 10_000))  # this query's, not conn's
+    pending: list[tuple[Any, ...]] = []
+    for part in conn.execute(query).partitions():
+        pending.extend(map(tuple, part))
+        if len(pending) < size:
+            continue
+        last = pending[-1][_VISITOR]
+        cut = len(pending)
+        while cut and pending[cut - 1][_VISITOR] == last:  # the last visitor may go on
+            cut -= 1
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+    if pending:
+        yield pending
 
 
 def _day_condition(first_day: int, last_day: int) -> Any:
@@ -84,9 +131,7 @@ def roll_up_days(
         if day in known:
             _store(conn, day, known[day])
             continue
-        rows = raw_rows(conn, _day_condition(day, day))
-        ids = visitor_ids(conn, {row[0] for row in rows})
-        _store(conn, day, accumulate(rows, ids))
+        _store(conn, day, raw_totals(conn, _day_condition(day, day)))
     return max(0, through_day - first + 1)
 
 
@@ -171,9 +216,8 @@ def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
     result = _stored(conn, rolled)
     live = runs(sorted(set(range(first_day, last_day + 1)) - set(rolled)))
     if live:
-        rows = raw_rows(conn, or_(*(_day_condition(a, b) for a, b in live)))
-        ids = visitor_ids(conn, {row[0] for row in rows}, assign=False)
-        result.add(accumulate(rows, ids))
+        condition = or_(*(_day_condition(a, b) for a, b in live))
+        result.add(raw_totals(conn, condition, assign=False))
     return result
 
 

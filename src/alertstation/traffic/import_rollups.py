@@ -13,7 +13,10 @@ when any of these holds:
 * a batch holding rows of it inserted fewer rows than it held (lines imported before);
 * when the rollups are stored, the database holds a different number of rows for it than the
   import wrote (another writer added some meanwhile).
-* the import already tallies ``MAX_DAYS`` days (a day's tallies stay in memory until the end).
+* the import already tallies ``MAX_DAYS`` days (a day's tallies stay in memory until the end);
+* more of its rows arrive than ``daily.CHUNK_ROWS`` (a day's rows are held until the day is
+  tallied, so memory stays bounded on a day of any size; the database path reads such a day a
+  batch of whole visitors at a time).
 
 ``finish`` stores the hourly and daily rollups of every complete hour and day up to ``now``
 (``rollups.ensure_rolled_up``), taking the tallied days from here and the others from raw rows.
@@ -29,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from alertstation.traffic import rollups
+from alertstation.traffic import daily, rollups
 from alertstation.traffic.rows import ROW_COLUMNS
 from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.tally import DAY_SECONDS, DayTotals, accumulate_columns
@@ -74,6 +77,9 @@ class ImportRollups:
                 return
             rows = self.open[day] = []
             self.unchecked.add(day)
+        if len(rows) >= daily.CHUNK_ROWS:
+            self.leave(day)
+            return
         self.batch_days.add(day)
         rows.append(row)
 
