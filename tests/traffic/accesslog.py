@@ -65,6 +65,8 @@ ODD_REQUESTS = [
 #: 100-599, which make the line one neither the import nor GoAccess can read.
 ODD_STATUSES = ["299", "000", "099", "600"]
 ODD_HOSTS = ["127.0.0.1", "::1", "crawler.example.net"]
+#: The time of a line, as nginx and Apache write it.
+TIME = "%d/%b/%Y:%H:%M:%S +0000"
 
 
 def varied_agents(count: int, seed: int = 5) -> list[str]:
@@ -135,7 +137,7 @@ def lines(
             status = rng.choice(ODD_STATUSES) if rng.random() < 0.1 else status
         gap = "  " if odd and rng.random() < 0.02 else " "  # read alike by GoAccess and us
         out.append(
-            f"{host}{gap}- - [{moment.strftime('%d/%b/%Y:%H:%M:%S +0000')}] "
+            f"{host}{gap}- - [{moment.strftime(TIME)}] "
             f'"{request}" {status} {size} '
             f'"{rng.choice(REFERRERS)}" "{rng.choice(agents)}"'
         )

@@ -13,16 +13,23 @@ from pathlib import Path
 
 import pytest
 import ua_parser
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select
 from ua_parser import BasicResolver, Parser, load_builtins
 
 from alertstation.cli import main
 from alertstation.traffic import agents, reports
-from alertstation.traffic.importer import parse_combined, parse_json
+from alertstation.traffic.importer import import_lines, parse_combined, parse_json
 from alertstation.traffic.period import Filters, Period
+from alertstation.traffic.rows import MAX_BYTES
+from alertstation.traffic.settings import MAX_RETENTION_DAYS
 from alertstation.traffic.tables import web_request_logs
+from alertstation.traffic.timestamps import END_TIME, FIRST_TIME
+from tests.fuzz.fuzzing import fuzz
 from tests.support import StationHarness as Station
 from tests.traffic import accesslog
+from tests.traffic.conftest import empty
 
 pytestmark = pytest.mark.usefixtures("clean_log")
 NGINX = (
@@ -207,3 +214,88 @@ def test_hits_status_codes_paths_and_bandwidth_agree_with_goaccess(
     assert with_queries["general"]["valid_requests"] == general["valid_requests"]
     assert with_queries["general"]["bandwidth"] == general["bandwidth"]
     assert their_paths(with_queries) == their_paths(theirs)
+
+
+MONTHS = ["Jan", "Feb", "Jun", "Dec", "Foo"]
+#: Numbers a JSON log may carry where a time, a size or a duration goes.
+NUMBERS = st.one_of(
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0, -1, 2**40, 2**40 + 1, 2**63, 1.7e12, 253_402_300_800, 1e400]),
+    st.sampled_from(["1e400", "-1e400", "nan", "0x10", "", "1" * 40]),
+)
+
+
+@st.composite
+def combined_lines(draw: st.DrawFn) -> str:
+    """A combined line with any year, day, offset and size (digits of any length)."""
+    when = (
+        f"{draw(st.integers(0, 39)):02d}/{draw(st.sampled_from(MONTHS))}/"
+        f"{draw(st.integers(0, 9999)):04d}:{draw(st.integers(0, 24)):02d}:00:00 "
+        f"{draw(st.sampled_from('+-'))}{draw(st.integers(0, 2359)):04d}"
+    )
+    size = draw(st.one_of(st.just("-"), st.text("0123456789", min_size=1, max_size=30)))
+    return f'198.51.100.7 - - [{when}] "GET /x HTTP/1.1" 200 {size} "-" "curl/8.4.0"'
+
+
+@st.composite
+def json_lines(draw: st.DrawFn) -> str:
+    """A JSON line whose time, size and duration are any number (or numeric text)."""
+    record = {"remote_addr": "2001:db8::7", "request": "GET /x HTTP/1.1", "status": 200}
+    for name in ("time", "body_bytes_sent", "request_time"):
+        record[name] = draw(NUMBERS)
+    text = json.dumps(record)  # Python writes the integers past 64 bits and 1e400 as Infinity
+    return text.replace("Infinity", "1e400")
+
+
+@fuzz(60)
+@given(lines=st.lists(st.one_of(combined_lines(), json_lines()), min_size=1, max_size=8))
+def test_values_a_row_cannot_hold_are_refused_or_unknown_and_never_stop_an_import(
+    engine: Engine, lines: list[str]
+) -> None:
+    empty(engine)
+    for log_format in ("combined", "json"):
+        chosen = [line for line in lines if line.startswith("{") == (log_format == "json")]
+        result = import_lines(  # no clock: nothing is rolled up (the times span millennia)
+            engine, iter(line.encode() for line in chosen), log_format, None, every_line=True
+        )
+        counted = (
+            result.imported + result.duplicates + result.filtered + result.unparsable
+            + result.too_old
+        )  # fmt: skip
+        assert result.lines == len(chosen) == counted
+    query = select(
+        web_request_logs.c.ts, web_request_logs.c.content_length, web_request_logs.c.response_ms
+    )
+    with engine.connect() as conn:
+        for ts, size, ms in conn.execute(query):
+            assert FIRST_TIME <= ts < END_TIME
+            assert size is None or 0 <= size <= MAX_BYTES
+            assert ms is None or 0 <= ms < float("inf")
+
+
+def test_an_oversized_byte_count_is_unknown_and_an_unstorable_time_unreadable(
+    engine: Engine,
+) -> None:
+    line = '198.51.100.1 - - [{}] "GET /x HTTP/1.1" 200 {} "-" "curl/8"'
+    lines = [
+        line.format("27/Nov/2026:10:00:01 +0000", 2**63),  # over 1 TiB: stored as unknown
+        line.format("27/Nov/2026:10:00:02 +0000", MAX_BYTES),
+        line.format("31/Dec/9999:23:59:59 -2359", 10),  # in year 10000
+        line.format("01/Jan/0001:00:00:00 +2359", 10),  # in year 0
+        json.dumps({"remote_addr": "192.0.2.1", "request": "GET /ms HTTP/1.1", "status": 200,
+                    "time": 1.7e12, "body_bytes_sent": -5}),  # milliseconds, not seconds
+    ]  # fmt: skip
+    result = import_lines(engine, iter(x.encode() for x in lines[:4]), "combined", None)
+    assert (result.imported, result.unparsable, result.first_bad_line) == (2, 2, 3)
+    assert import_lines(engine, iter([lines[4].encode()]), "json", None).unparsable == 1
+    with engine.connect() as conn:
+        sizes = conn.execute(select(web_request_logs.c.content_length).order_by("ts")).scalars()
+        assert list(sizes) == [None, MAX_BYTES]
+    old = line.format("01/Jan/1970:00:00:01 +0000", 10)
+    recent = line.format((datetime.now(UTC) - timedelta(days=2)).strftime(accesslog.TIME), 10)
+    result = import_lines(
+        engine, iter([old.encode(), recent.encode()]), "combined", None, now=datetime.now(UTC)
+    )
+    assert (result.too_old, result.imported) == (1, 1)
+    assert f"1 older than the longest retention ({MAX_RETENTION_DAYS} days)" in result.as_text()

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.recorder import path_recorded
-from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values, stored_bytes
 from alertstation.traffic.settings import TrafficSettings
 from alertstation.traffic.timestamps import parse_log_time
 
@@ -355,7 +355,7 @@ class RowEnricher:
             request[1],
             request[2],
             None,
-            None if size == "-" else int(size),
+            None if size == "-" else stored_bytes(int(size)),
             address[1],
             address[2],
             address[3],

@@ -6,6 +6,12 @@ read gzipped. Each line is keyed by the digest of its text and its occurrence nu
 file (two identical lines are two requests), stored in ``import_key``: importing the same file
 twice adds nothing.
 
+Values a row cannot hold are checked at the edge: a time outside 1970 .. 9999 makes a line
+unreadable (``timestamps.storable_time``); a response size over 1 TiB or below zero, or a
+response time that is negative or not finite, is stored as unknown (``rows.stored_bytes``,
+``rows.stored_ms``). With the clock's ``now``, a line older than the longest retention
+(``MAX_RETENTION_DAYS``) is counted and left out: no setting would keep it past the hour.
+
 The collection settings apply as for live requests, except ``enabled`` and
 ``authenticated_only`` (an access log does not say who was signed in): internal addresses,
 skipped paths, API calls and bots are left out as configured, and ``anonymize_ip`` masks
@@ -42,16 +48,17 @@ from alertstation.traffic.enrich import (
 )
 from alertstation.traffic.import_rollups import ImportRollups
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed
-from alertstation.traffic.settings import TrafficSettings, load_settings
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, stored_bytes, stored_ms
+from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.timestamps import parse_log_time
+from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time, storable_time
 
 FORMATS = ("combined", "json")
 # Rows per transaction: large enough that commits cost little, small enough that the live
 # recorder's flusher (which waits for the write lock on SQLite) is held up only briefly.
 BATCH = 20_000
 SQLITE_CACHE_KIB = 32_768
+_TS = ROW_COLUMNS.index("ts")
 
 
 @dataclass
@@ -63,6 +70,7 @@ class ImportResult:
     duplicates: int = 0
     filtered: int = 0
     unparsable: int = 0
+    too_old: int = 0
     first_bad_line: int | None = None
     oldest_hour: int | None = field(default=None, repr=False)
 
@@ -74,6 +82,8 @@ class ImportResult:
         )
         if self.first_bad_line is not None:
             text += f" (first unreadable: line {self.first_bad_line})"
+        if self.too_old:
+            text += f", {self.too_old} older than the longest retention ({MAX_RETENTION_DAYS} days)"
         return text
 
 
@@ -98,7 +108,7 @@ def parse_combined(line: str) -> Observed | None:
         path=path,
         status=int(status),
         response_ms=None,
-        content_length=None if size == "-" else int(size),
+        content_length=None if size == "-" else stored_bytes(int(size)),
         client_ip=str(ip),
         user_agent=unescape(agent),
         referrer=unescape(referrer),
@@ -109,6 +119,15 @@ def parse_combined(line: str) -> Observed | None:
 
 
 def _json_time(record: dict[str, Any]) -> float | None:
+    """Return the storable time of a JSON record (``storable_time``), or None."""
+    found = _json_moment(record)
+    try:
+        return None if found is None else storable_time(found)
+    except ValueError:
+        return None
+
+
+def _json_moment(record: dict[str, Any]) -> float | None:
     for name in ("time_iso8601", "time", "timestamp", "@timestamp"):
         value = record.get(name)
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -160,8 +179,8 @@ def parse_json(line: str) -> Observed | None:
         status = int(_first(record, "status") or 0)
         size = _first(record, "body_bytes_sent", "bytes", "bytes_sent")
         seconds = _first(record, "request_time", "duration")
-        length = int(size) if size is not None else None
-        response_ms = float(seconds) * 1000 if seconds is not None else None
+        length = stored_bytes(int(size)) if size is not None else None
+        response_ms = stored_ms(float(seconds) * 1000) if seconds is not None else None
     except (TypeError, ValueError):
         return None
     if ip is None or ts is None or not method or not path or not MIN_STATUS <= status <= MAX_STATUS:
@@ -239,6 +258,7 @@ def _import_lines(
     parse = PARSERS[log_format]
     batch: list[tuple[Any, ...]] = []
     tallies = ImportRollups() if now is not None else None
+    oldest = now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME
     writer = BatchWriter(engine, tallies)
     for number, raw in enumerate(lines, start=1):
         progress()
@@ -258,6 +278,9 @@ def _import_lines(
             continue
         if row is FILTERED:
             result.filtered += 1
+            continue
+        if row[_TS] < oldest:
+            result.too_old += 1
             continue
         digest = hashlib.sha256(line).digest()
         # The key starts with the request's second, so keys arrive in index order.

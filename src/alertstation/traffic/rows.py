@@ -6,6 +6,7 @@ line get the same visitor key, user-agent parts, language, referrer parts and Ge
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
@@ -19,6 +20,22 @@ class Locator(Protocol):
     def locate(self, address: str) -> dict[str, Any] | None: ...
 
     def asn(self, address: str) -> dict[str, Any] | None: ...
+
+
+#: The largest response size stored (1 TiB): a logged size above it is taken as unknown, so no
+#: sum of a period's sizes can overflow a 64-bit integer in the database.
+MAX_BYTES: Final[int] = 2**40
+
+
+def stored_bytes(value: int | None) -> int | None:
+    """Return a logged response size as stored: None when unknown, negative or over
+    ``MAX_BYTES``."""
+    return value if value is not None and 0 <= value <= MAX_BYTES else None
+
+
+def stored_ms(value: float | None) -> float | None:
+    """Return a logged response time (ms) as stored: None when unknown, negative or not finite."""
+    return value if value is not None and 0.0 <= value < math.inf else None
 
 
 # The columns of a row in the order of its tuples (the import's rows and the recorder's batches);

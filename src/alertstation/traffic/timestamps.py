@@ -1,10 +1,15 @@
-"""The time of an access-log line: ``10/Oct/2026:13:55:36 -0700`` (nginx/Apache ``%t``)."""
+"""The time of an access-log line: ``10/Oct/2026:13:55:36 -0700`` (nginx/Apache ``%t``).
+
+A request's time is stored as a moment too (``occurred_at``), so only times from the epoch to the
+end of year 9999 are taken (``storable_time``); any other is a malformed time.
+"""
 
 from __future__ import annotations
 
 import calendar
 from datetime import datetime
 from functools import lru_cache
+from typing import Final
 
 _MONTHS = {
     name: number
@@ -19,20 +24,36 @@ def _day_start(year: int, month: int, day: int) -> int:
     return calendar.timegm((year, month, day, 0, 0, 0))
 
 
+#: The stored times: from the epoch up to (not including) the start of year 10000, UTC.
+FIRST_TIME: Final[float] = 0.0
+END_TIME: Final[float] = 253_402_300_800.0
+
+
+def storable_time(ts: float) -> float:
+    """Return ``ts`` when a row can store it (``FIRST_TIME`` <= ts < ``END_TIME``); ValueError
+    otherwise (NaN included)."""
+    if not FIRST_TIME <= ts < END_TIME:
+        raise ValueError(f"time {ts!r} is outside 1970-01-01 .. 9999-12-31")
+    return ts
+
+
 _MINUTES: dict[str, int] = {}
 _MINUTES_KEPT = 100_000
 
 
 def parse_log_time(text: str) -> float:
-    """Return the epoch time of ``10/Oct/2026:13:55:36 -0700``; ValueError when malformed.
+    """Return the epoch time of ``10/Oct/2026:13:55:36 -0700``; ValueError when malformed or
+    not storable (``storable_time``).
 
-    Each minute (with its offset) is worked out once; a log's lines share their minutes.
+    Each minute (with its offset) is worked out once; a log's lines share their minutes. A
+    minute is remembered only once a time in it is storable: it starts at or after the epoch,
+    and its last second is before ``END_TIME`` (both whole minutes).
     """
     minute = _MINUTES.get(text[:17] + text[20:])
     seconds = text[18:20]
     if minute is not None and text[17] == ":" and seconds.isdigit() and seconds.isascii():
         return float(minute + int(seconds))
-    value = _parse(text)
+    value = storable_time(_parse(text))
     if len(_MINUTES) >= _MINUTES_KEPT:
         _MINUTES.clear()
     _MINUTES[text[:17] + text[20:]] = int(value) - int(text[18:20])
