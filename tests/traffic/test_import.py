@@ -115,6 +115,25 @@ def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
 
 
 @pytest.mark.usefixtures("station_env")
+def test_a_damaged_gzip_file_keeps_the_lines_before_the_damage_and_fails_the_command(
+    tmp_path: Path, engine: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = accesslog.write(tmp_path / "access.log", 3_000)
+    packed = gzip.compress(plain.read_bytes())
+    cut = tmp_path / "access.log.2.gz"
+    cut.write_bytes(packed[: len(packed) // 2])  # a rotation cut short
+    wrong = tmp_path / "access.log.3.gz"
+    wrong.write_bytes(plain.read_bytes()[:500])  # not gzipped at all
+    assert main(["traffic", "import", str(cut), str(wrong)]) == 1
+    out, err = capsys.readouterr()
+    read = int(re.search(r"ends early after line (\d+) \(the lines before", err)[1])  # type: ignore[index]
+    assert 0 < read < 3_000 and f"{read} lines: {read} imported" in out
+    assert f"{wrong}: Not a gzipped file" in err
+    assert main(["traffic", "import", str(plain)]) == 0  # the rest of the lines, nothing twice
+    assert f"3000 lines: {3_000 - read} imported, {read} already present" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("station_env")
 def test_an_import_on_the_pure_python_agent_resolver_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

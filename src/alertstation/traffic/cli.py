@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from alertstation.commands import CommandError
+from alertstation.commands import EXIT_FAILURE, CommandError
 
 if TYPE_CHECKING:
     from alertstation.context import Station
@@ -54,16 +54,21 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                 def advance(done: int, bar: tqdm = bar) -> None:  # type: ignore[type-arg]
                     bar.update(done - bar.n)
 
-                import_file(
-                    station.engine, path, args.format, locator, total, advance, station.clock(),
-                    every_line=args.all,
-                )  # fmt: skip
+                try:
+                    import_file(
+                        station.engine, path, args.format, locator, total, advance,
+                        station.clock(), every_line=args.all,
+                    )  # fmt: skip
+                except OSError as error:  # not readable at all (a damaged file is reported)
+                    raise CommandError(f"cannot read {path}: {error.strerror or error}") from None
             print(f"{path}: {total.imported - before} rows imported")
     finally:
         station.engine.dispose()
     hint = "; --all imports the lines the settings leave out" if total.filtered else ""
     print(total.as_text() + hint)
-    return EXIT_OK
+    for damage in total.damaged:
+        print(f"error: {damage}", file=sys.stderr)
+    return EXIT_FAILURE if total.damaged else EXIT_OK
 
 
 def add_traffic_commands(

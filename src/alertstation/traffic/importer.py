@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -72,6 +73,8 @@ class ImportResult:
     unparsable: int = 0
     too_old: int = 0
     first_bad_line: int | None = None
+    #: Files that could not be read to their end, each with why (the lines before were imported).
+    damaged: list[str] = field(default_factory=list)
     oldest_hour: int | None = field(default=None, repr=False)
 
     def as_text(self) -> str:
@@ -360,9 +363,14 @@ def import_file(
     every_line: bool = False,
 ) -> ImportResult:
     """Import one access-log file (gzipped when it ends in ``.gz``); with ``now``, then store
-    the rollups of the complete hours and days (``import_lines``)."""
+    the rollups of the complete hours and days (``import_lines``).
+
+    A file that cannot be read to its end (a gzip file cut short or damaged, a read error) has
+    the lines before the damage imported, and the damage named in ``result.damaged``.
+    """
     if log_format not in FORMATS:
         raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
+    result = result if result is not None else ImportResult()
     with path.open("rb") as raw:
         reader: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
         counter = [0]
@@ -372,8 +380,26 @@ def import_file(
             if counter[0] % 10_000 == 0:
                 on_bytes(raw.tell())
 
-        result = import_lines(
-            engine, iter(reader), log_format, locator, result, progress, now, every_line
-        )
+        lines = _until_damaged(reader, path, result)
+        import_lines(engine, lines, log_format, locator, result, progress, now, every_line)
         on_bytes(raw.tell())
     return result
+
+
+def _until_damaged(reader: IO[bytes], path: Path, result: ImportResult) -> Iterator[bytes]:
+    """Yield the lines of ``reader`` up to the end, or up to damage, which is noted in
+    ``result.damaged``."""
+    read = 0
+    try:
+        for line in reader:
+            read += 1
+            yield line
+    except EOFError:
+        reason = "the compressed data ends early"
+    except (OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+        reason = getattr(error, "strerror", None) or str(error)
+    else:
+        return
+    if read:
+        reason += f" after line {read} (the lines before it were imported)"
+    result.damaged.append(f"{path}: {reason}")
