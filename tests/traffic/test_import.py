@@ -88,6 +88,17 @@ def test_combined_and_json_lines_parse() -> None:
     encoded = parse_json(json.dumps({**record, "request": "GET /a%20b?c HTTP/2.0"}))
     assert encoded is not None and (encoded.method, encoded.path) == ("GET", "/a b")
     assert parse_json(json.dumps({**record, "time_iso8601": "yesterday"})) is None
+    spelled = {  # other names nginx configurations give the same fields
+        "time_local": "10/Oct/2026:13:55:36 -0700",
+        "remote_addr": "203.0.113.9",
+        "request_method": "GET",
+        "request_uri": "/alerts?page=2",
+        "status": 200,
+        "http_referrer": "https://example.org/",
+    }
+    seen = parse_json(json.dumps(spelled))
+    assert seen is not None and (seen.method, seen.path) == ("GET", "/alerts")
+    assert seen.referrer == "https://example.org/"
     assert parse_json("[1, 2]") is None
 
 

@@ -174,7 +174,8 @@ def parse_json(line: str) -> Observed | None:
         return None
     ip = addresses.parse(str(_first(record, "remote_addr", "ip", "client_ip") or ""))
     ts = _json_time(record)
-    method, target = _first(record, "method", "request_method"), _first(record, "path", "uri")
+    method = _first(record, "method", "request_method")
+    target = _first(record, "path", "uri", "request_uri")
     path = request_path(str(target)) if target is not None else None
     if (method is None or target is None) and isinstance(record.get("request"), str):
         method, path = request_parts(record["request"])
@@ -197,7 +198,7 @@ def parse_json(line: str) -> Observed | None:
         content_length=length,
         client_ip=str(ip),
         user_agent=_text(record, "http_user_agent", "user_agent"),
-        referrer=_text(record, "http_referer", "referrer", "referer"),
+        referrer=_text(record, "http_referer", "http_referrer", "referrer", "referer"),
         accept_language=_text(record, "http_accept_language", "accept_language"),
         authenticated=False,
         source="import",
