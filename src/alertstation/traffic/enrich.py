@@ -11,12 +11,12 @@ two to each other.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import unquote
 
 from alertstation.traffic import addresses, agents, classify
+from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.recorder import path_recorded
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values, stored_bytes
 from alertstation.traffic.settings import TrafficSettings
@@ -30,15 +30,6 @@ FILTERED: Final[tuple[Any, ...]] = ()
 # A log's times are whole seconds: each minute's moment is made once, and its seconds added.
 _SECONDS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
 
-# nginx/Apache combined (and common) format. Fields are apart by one space or more, except around
-# the request field's quotes, where GoAccess 1.7 takes exactly one (a line it cannot read is
-# unreadable here too). The quoted fields use possessive repeats, so a line with an unterminated
-# quote fails at once instead of backtracking. The request field is taken whole and split by
-# ``request_parts``.
-COMBINED: Final[re.Pattern[str]] = re.compile(
-    r'^(\S+) +\S+ +\S+ +\[([^\]]+)\] "((?:[^"\\]++|\\.)*+)" (\d{3}) +(\d+|-)'
-    r'(?: +"((?:[^"\\]++|\\.)*+)" +"((?:[^"\\]++|\\.)*+)")?'
-)
 #: The methods a request line is read by (as GoAccess reads them: a case-blind prefix), and the
 #: protocols it must end with (also a case-blind prefix); a line with another method is kept
 #: whole as its path, one with a bad protocol counts as "-", so an import's per-path counts
@@ -307,10 +298,10 @@ class RowEnricher:
         """Return the row of one combined/common log line: None when it is not one (or holds a
         NUL character: a damaged log, which GoAccess cannot read either), ``FILTERED`` when the
         settings leave it out."""
-        match = COMBINED.match(line) if "\x00" not in line else None
-        if match is None:
+        fields = split_combined(line) if "\x00" not in line else None
+        if fields is None:
             return None
-        ip_text, time_text, logged, status, size, referrer, user_agent = match.groups()
+        ip_text, time_text, logged, status, size, referrer, user_agent = fields
         address = self._addresses.get(ip_text)
         if address is None:
             address = self._address(ip_text)

@@ -36,8 +36,8 @@ from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses, classify, rollups
+from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.enrich import (
-    COMBINED,
     FILTERED,
     HOUR_INDEX,
     MAX_STATUS,
@@ -93,10 +93,10 @@ class ImportResult:
 def parse_combined(line: str) -> Observed | None:
     """Return the request of one combined/common log line, or None when it is not one (or
     holds a NUL character: see ``RowEnricher.combined_row``)."""
-    match = COMBINED.match(line) if "\x00" not in line else None
-    if match is None:
+    fields = split_combined(line) if "\x00" not in line else None
+    if fields is None:
         return None
-    ip_text, time_text, logged, status, size, referrer, agent = match.groups()
+    ip_text, time_text, logged, status, size, referrer, agent = fields
     ip = addresses.parse(ip_text)
     if ip is None or not MIN_STATUS <= int(status) <= MAX_STATUS:
         return None
