@@ -54,6 +54,14 @@ def write(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def expected_dashboard(engine: Engine, log: Path, now: datetime) -> dict[str, Any]:
+    """Return the dashboard after an ordinary import of ``log``, the database emptied again."""
+    import_file(engine, log, "combined", None, now=now)
+    expected = dashboard(engine, now)
+    empty(engine)
+    return expected
+
+
 def rolled_days(engine: Engine) -> int:
     with engine.connect() as conn:
         return int(conn.execute(select(func.count()).select_from(web_request_days)).scalar_one())
@@ -101,9 +109,7 @@ def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
 def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_dashboard(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import_file(engine, write(tmp_path / "all.log", lines), "combined", None, now=now)
-    expected = dashboard(engine, now)
-    empty(engine)
+    expected = expected_dashboard(engine, write(tmp_path / "all.log", lines), now)
 
     # Half the lines first, then the other half into the days that now have rows.
     first = write(tmp_path / "first.log", lines[0::2])
@@ -128,9 +134,7 @@ def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_das
 def test_a_late_line_of_a_day_already_tallied_leaves_that_day_to_the_raw_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import_file(engine, write(tmp_path / "all.log", lines), "combined", None, now=now)
-    expected = dashboard(engine, now)
-    empty(engine)
+    expected = expected_dashboard(engine, write(tmp_path / "all.log", lines), now)
     # Small batches, so the first day is tallied before its last line (moved to the end) comes.
     monkeypatch.setattr("alertstation.traffic.importer.BATCH", 100)
     late = [*lines[1:], lines[0]]
@@ -142,9 +146,7 @@ def test_days_beyond_the_tallied_limit_are_read_back(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = write(tmp_path / "all.log", lines)
-    import_file(engine, log, "combined", None, now=now)
-    expected = dashboard(engine, now)
-    empty(engine)
+    expected = expected_dashboard(engine, log, now)
     monkeypatch.setattr("alertstation.traffic.import_rollups.MAX_DAYS", 2)
     import_file(engine, log, "combined", None, now=now)
     assert rolled_days(engine) >= DAYS - 1
@@ -155,9 +157,7 @@ def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = write(tmp_path / "all.log", lines)
-    import_file(engine, log, "combined", None, now=now)
-    expected = dashboard(engine, now)
-    empty(engine)
+    expected = expected_dashboard(engine, log, now)
     chunk = 97  # a day holds about LINES / DAYS = 500 rows
     monkeypatch.setattr(daily, "CHUNK_ROWS", chunk)
     held = [0]  # the most rows of one day the import held at once
