@@ -65,17 +65,16 @@ def split_combined(str line):
     cdef int kind = PyUnicode_KIND(line)
     cdef void* data = PyUnicode_DATA(line)
     cdef Py_ssize_t size = len(line)
-    cdef Py_ssize_t at, end, field, address_end, time_start, time_end
+    cdef Py_ssize_t at, end, address_end, time_start, time_end
     cdef Py_ssize_t request_start, request_end, status_start, size_start, size_end
     cdef Py_ssize_t referrer_start, referrer_end, agent_start, agent_end
-    cdef int count
-    cdef Py_UCS4 ch
+    cdef int count, word
     # The address, then two more words, each followed by spaces.
     address_end = _word(kind, data, 0, size)
     if address_end == 0:
         return None
     at = address_end
-    for field in range(2):
+    for word in range(2):
         end = _spaces(kind, data, at, size)
         if end == at:
             return None
