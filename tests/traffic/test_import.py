@@ -307,10 +307,12 @@ def test_values_a_row_cannot_hold_are_refused_or_unknown_and_never_stop_an_impor
 def test_an_oversized_byte_count_is_unknown_and_an_unstorable_time_unreadable(
     engine: Engine,
 ) -> None:
+    now = datetime.now(UTC)  # one clock for every line and the import that rolls up
     line = '198.51.100.1 - - [{}] "GET /x HTTP/1.1" 200 {} "-" "curl/8"'
+    first, second = ((now - timedelta(days=3, seconds=s)).strftime(accesslog.TIME) for s in (2, 1))
     lines = [
-        line.format("27/Nov/2026:10:00:01 +0000", 2**63),  # over 1 TiB: stored as unknown
-        line.format("27/Nov/2026:10:00:02 +0000", MAX_BYTES),
+        line.format(first, 2**63),  # over 1 TiB: stored as unknown
+        line.format(second, MAX_BYTES),
         line.format("31/Dec/9999:23:59:59 -2359", 10),  # in year 10000
         line.format("01/Jan/0001:00:00:00 +2359", 10),  # in year 0
         json.dumps({"remote_addr": "192.0.2.1", "request": "GET /ms HTTP/1.1", "status": 200,
@@ -323,9 +325,7 @@ def test_an_oversized_byte_count_is_unknown_and_an_unstorable_time_unreadable(
         sizes = conn.execute(select(web_request_logs.c.content_length).order_by("ts")).scalars()
         assert list(sizes) == [None, MAX_BYTES]
     old = line.format("01/Jan/1970:00:00:01 +0000", 10)
-    recent = line.format((datetime.now(UTC) - timedelta(days=2)).strftime(accesslog.TIME), 10)
-    result = import_lines(
-        engine, iter([old.encode(), recent.encode()]), "combined", None, now=datetime.now(UTC)
-    )
+    recent = line.format((now - timedelta(days=2)).strftime(accesslog.TIME), 10)
+    result = import_lines(engine, iter([old.encode(), recent.encode()]), "combined", None, now=now)
     assert (result.too_old, result.imported) == (1, 1)
     assert f"1 older than the longest retention ({MAX_RETENTION_DAYS} days)" in result.as_text()
