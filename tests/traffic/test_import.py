@@ -20,7 +20,8 @@ from ua_parser import BasicResolver, Parser, load_builtins
 
 from alertstation.cli import main
 from alertstation.traffic import agents, reports
-from alertstation.traffic.importer import import_lines, parse_combined, parse_json
+from alertstation.traffic.importer import import_lines, parse_combined
+from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.period import Filters, Period
 from alertstation.traffic.rows import MAX_BYTES
 from alertstation.traffic.settings import MAX_RETENTION_DAYS
@@ -270,10 +271,22 @@ def combined_lines(draw: st.DrawFn) -> str:
 
 @st.composite
 def json_lines(draw: st.DrawFn) -> str:
-    """A JSON line whose time, size and duration are any number (or numeric text)."""
-    record = {"remote_addr": "2001:db8::7", "request": "GET /x HTTP/1.1", "status": 200}
-    for name in ("time", "body_bytes_sent", "request_time"):
-        record[name] = draw(NUMBERS)
+    """A JSON line as nginx, Caddy or Traefik write it, whose time, size and duration are any
+    number (or numeric text)."""
+    time, size, duration = draw(NUMBERS), draw(NUMBERS), draw(NUMBERS)
+    record = draw(
+        st.sampled_from(
+            [
+                {"remote_addr": "2001:db8::7", "request": "GET /x HTTP/1.1", "status": 200,
+                 "time": time, "body_bytes_sent": size, "request_time": duration},
+                {"request": {"client_ip": "2001:db8::7", "method": "GET", "uri": "/x"},
+                 "status": 200, "ts": time, "size": size, "duration": duration},
+                {"ClientHost": "2001:db8::7", "RequestMethod": "GET", "RequestPath": "/x",
+                 "DownstreamStatus": 200, "StartUTC": time, "DownstreamContentSize": size,
+                 "Duration": duration},
+            ]
+        )
+    )  # fmt: skip
     text = json.dumps(record)  # Python writes the integers past 64 bits and 1e400 as Infinity
     return text.replace("Infinity", "1e400")
 

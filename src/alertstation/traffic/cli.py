@@ -88,7 +88,10 @@ def add_traffic_commands(
     )
     importing = traffic_sub.add_parser("import", help=import_help, description=import_help)
     importing.add_argument(
-        "--format", choices=("combined", "json"), default="combined", help="the log format"
+        "--format",
+        choices=("combined", "json"),
+        default="combined",
+        help="the log format (json: nginx, Caddy or Traefik)",
     )
     importing.add_argument(
         "--all",

@@ -1,10 +1,10 @@
 """Import a reverse proxy's access log into the request log, with the recorder's enrichment.
 
 Formats: ``combined`` (nginx and Apache combined, and common format without referrer and user
-agent) and ``json`` (one object a line, nginx-style field names). Files ending in ``.gz`` are
-read gzipped. Each line is keyed by the digest of its text and its occurrence number within the
-file (two identical lines are two requests), stored in ``import_key``: importing the same file
-twice adds nothing.
+agent) and ``json`` (one object a line, as nginx, Caddy or Traefik write it:
+``traffic.json_line``). Files ending in ``.gz`` are read gzipped. Each line is keyed by the
+digest of its text and its occurrence number within the file (two identical lines are two
+requests), stored in ``import_key``: importing the same file twice adds nothing.
 
 Values a row cannot hold are checked at the edge: a time outside 1970 .. 9999 makes a line
 unreadable (``timestamps.storable_time``); a response size over 1 TiB or below zero, or a
@@ -29,13 +29,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
 from sqlalchemy import Engine
 
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
-from alertstation.traffic import addresses, classify, rollups
+from alertstation.traffic import addresses, rollups
 from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.enrich import (
     FILTERED,
@@ -44,15 +43,15 @@ from alertstation.traffic.enrich import (
     MIN_STATUS,
     RowEnricher,
     request_parts,
-    request_path,
     unescape,
 )
 from alertstation.traffic.import_rollups import ImportRollups
+from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, stored_bytes, stored_ms
+from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, stored_bytes
 from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time, storable_time
+from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
 
 FORMATS = ("combined", "json")
 # Rows per transaction: large enough that commits cost little, small enough that the live
@@ -116,90 +115,6 @@ def parse_combined(line: str) -> Observed | None:
         user_agent=unescape(agent),
         referrer=unescape(referrer),
         accept_language=None,
-        authenticated=False,
-        source="import",
-    )
-
-
-def _json_time(record: dict[str, Any]) -> float | None:
-    """Return the storable time of a JSON record (``storable_time``), or None."""
-    found = _json_moment(record)
-    try:
-        return None if found is None else storable_time(found)
-    except ValueError:
-        return None
-
-
-def _json_moment(record: dict[str, Any]) -> float | None:
-    for name in ("time_iso8601", "time", "timestamp", "@timestamp"):
-        value = record.get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            return moment.timestamp() if moment.tzinfo else None
-    value = record.get("time_local")
-    if isinstance(value, str):
-        try:
-            return parse_log_time(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _first(record: dict[str, Any], *names: str) -> Any:
-    for name in names:
-        if record.get(name) not in (None, "", "-"):
-            return record[name]
-    return None
-
-
-def _text(record: dict[str, Any], *names: str) -> str | None:
-    """Return the first of the named fields as text cut at any NUL (``classify.before_nul``),
-    or None."""
-    value = _first(record, *names)
-    return None if value is None else classify.before_nul(str(value))
-
-
-def parse_json(line: str) -> Observed | None:
-    """Return the request of one JSON log line, or None when it is not one."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    ip = addresses.parse(str(_first(record, "remote_addr", "ip", "client_ip") or ""))
-    ts = _json_time(record)
-    method = _first(record, "method", "request_method")
-    target = _first(record, "path", "uri", "request_uri")
-    path = request_path(str(target)) if target is not None else None
-    if (method is None or target is None) and isinstance(record.get("request"), str):
-        method, path = request_parts(record["request"])
-    try:
-        status = int(_first(record, "status") or 0)
-        size = _first(record, "body_bytes_sent", "bytes", "bytes_sent")
-        seconds = _first(record, "request_time", "duration")
-        length = stored_bytes(int(size)) if size is not None else None
-        response_ms = stored_ms(float(seconds) * 1000) if seconds is not None else None
-    except (TypeError, ValueError):
-        return None
-    if ip is None or ts is None or not method or not path or not MIN_STATUS <= status <= MAX_STATUS:
-        return None
-    return Observed(
-        ts=ts,
-        method=classify.before_nul(str(method))[:16],
-        path=path,
-        status=status,
-        response_ms=response_ms,
-        content_length=length,
-        client_ip=str(ip),
-        user_agent=_text(record, "http_user_agent", "user_agent"),
-        referrer=_text(record, "http_referer", "http_referrer", "referrer", "referer"),
-        accept_language=_text(record, "http_accept_language", "accept_language"),
         authenticated=False,
         source="import",
     )
