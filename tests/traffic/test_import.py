@@ -19,7 +19,7 @@ from sqlalchemy import Engine, func, select
 from ua_parser import BasicResolver, Parser, load_builtins
 
 from alertstation.cli import main
-from alertstation.traffic import agents, reports
+from alertstation.traffic import agents, importer, reports
 from alertstation.traffic.importer import import_lines, parse_combined
 from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.period import Filters, Period
@@ -143,6 +143,53 @@ def test_a_damaged_gzip_file_keeps_the_lines_before_the_damage_and_fails_the_com
     assert f"{wrong}: Not a gzipped file" in err
     assert main(["traffic", "import", str(plain)]) == 0  # the rest of the lines, nothing twice
     assert f"3000 lines: {3_000 - read} imported, {read} already present" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("station_env")
+def test_rotated_logs_are_imported_oldest_first_whatever_order_they_are_given_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    lines = accesslog.lines(1_200, end, days=12)  # in time order
+    # As logrotate leaves them: access.log the newest, then access.log.1, then .2.gz, ...
+    names = ["access.log", "access.log.1", *(f"access.log.{n}.gz" for n in range(2, 12))]
+    for number, name in enumerate(names):
+        start = (11 - number) * 100
+        text = "\n".join(lines[start : start + 100]).encode() + b"\n"
+        (logs / name).write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    notes = logs / "access.log.notes"
+    notes.write_text("no request here\n")
+    given = sorted(logs.iterdir())  # as a shell glob lists them: .10.gz before .2.gz
+    assert given[:3] == [
+        logs / "access.log",
+        logs / "access.log.1",
+        logs / "access.log.10.gz",
+    ]
+    assert main(["traffic", "import", *map(str, given)]) == 0
+    order = re.findall(r"^(.+): \d+ rows imported$", capsys.readouterr().out, re.MULTILINE)
+    assert order == [str(logs / name) for name in reversed(names)] + [str(notes)]
+
+
+def test_a_file_is_placed_by_its_first_readable_line(tmp_path: Path) -> None:
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    early, late = accesslog.lines(2, end, days=2)
+    newer = tmp_path / "newer.log"
+    newer.write_text("garbage\n" * 999 + late + "\n")
+    older = tmp_path / "older.log"
+    older.write_text("garbage\n" * 10 + early + "\n")
+    hidden = tmp_path / "hidden.log"  # its first readable line is past the lines peeked at
+    hidden.write_text("garbage\n" * importer.PEEK_LINES + early + "\n")
+    missing = tmp_path / "missing.log"
+    given = [hidden, missing, newer, older]
+    assert importer.oldest_first(given, "combined") == [older, newer, hidden, missing]
+    record = {"remote_addr": "192.0.2.1", "request": "GET / HTTP/1.1", "status": 200}
+    stamped = []
+    for name, moment in (("b.json", "2026-01-02T00:00:00Z"), ("a.json", "2026-01-01T00:00:00Z")):
+        stamped.append(tmp_path / name)
+        stamped[-1].write_text(json.dumps({**record, "time": moment}) + "\n")
+    assert importer.oldest_first(stamped, "json") == stamped[::-1]
 
 
 @pytest.mark.usefixtures("station_env")

@@ -22,12 +22,13 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
 
     from alertstation.security.geoip.lookup import locator_for
     from alertstation.traffic.agents import SLOW_RESOLVER, resolver_name
-    from alertstation.traffic.importer import ImportResult, import_file
+    from alertstation.traffic.importer import ImportResult, import_file, oldest_first
 
     paths = [Path(name) for name in args.files]
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         raise CommandError(f"no such file: {', '.join(missing)}")
+    paths = oldest_first(paths, args.format)  # each day's rollups tallied once
     station = args.open_station()
     if resolver_name() == SLOW_RESOLVER:
         print(
@@ -100,5 +101,11 @@ def add_traffic_commands(
         "addresses, API calls, skipped paths, bots), as GoAccess counts them; anonymize_ip "
         "still applies",
     )
-    importing.add_argument("files", metavar="FILE", nargs="+", help="access log files")
+    importing.add_argument(
+        "files",
+        metavar="FILE",
+        nargs="+",
+        help="access log files, in any order (rotated logs such as access.log* are imported "
+        "oldest first)",
+    )
     importing.set_defaults(func=cmd_traffic_import, open_station=open_station)

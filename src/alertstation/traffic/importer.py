@@ -23,9 +23,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -58,6 +59,8 @@ FORMATS = ("combined", "json")
 # recorder's flusher (which waits for the write lock on SQLite) is held up only briefly.
 BATCH = 20_000
 SQLITE_CACHE_KIB = 32_768
+# Lines read from the start of a file for its first time (``first_time``).
+PEEK_LINES = 1_000
 _TS = ROW_COLUMNS.index("ts")
 
 
@@ -288,7 +291,7 @@ def import_file(
         raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
     result = result if result is not None else ImportResult()
     with path.open("rb") as raw:
-        reader: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
+        reader = _log_reader(raw, path)
         counter = [0]
 
         def progress() -> None:
@@ -300,6 +303,40 @@ def import_file(
         import_lines(engine, lines, log_format, locator, result, progress, now, every_line)
         on_bytes(raw.tell())
     return result
+
+
+def oldest_first(paths: Sequence[Path], log_format: str) -> list[Path]:
+    """Return ``paths`` in the order of the time of each file's first readable line; files with
+    none in their first ``PEEK_LINES`` lines, or that cannot be read, come last, in the order
+    given.
+
+    Imported oldest first, each day's rows arrive together and its rollups are tallied once. A
+    shell glob such as ``access.log*`` lists the newest file first and ``access.log.10.gz``
+    before ``access.log.2.gz``: imported in that order, each older file invalidated the rollups
+    of every day after it, to be counted again from raw rows (``docs/traffic.md``).
+    """
+    times = {path: first_time(path, log_format) for path in paths}
+    return sorted(paths, key=lambda path: (times[path] is None, times[path] or 0.0))
+
+
+def first_time(path: Path, log_format: str) -> float | None:
+    """Return the time of the first readable line among the first ``PEEK_LINES`` of a log, or
+    None when there is none or the file cannot be read."""
+    parse = PARSERS[log_format]
+    try:
+        with path.open("rb") as raw:
+            for line in islice(_log_reader(raw, path), PEEK_LINES):
+                seen = parse(line.rstrip(b"\r\n").decode("utf-8", "replace"))
+                if seen is not None:
+                    return seen.ts
+    except (OSError, EOFError, zlib.error):
+        return None
+    return None
+
+
+def _log_reader(raw: IO[bytes], path: Path) -> IO[bytes]:
+    """Return the lines of an opened log file: gunzipped when its name ends in ``.gz``."""
+    return gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
 
 
 def _until_damaged(reader: IO[bytes], path: Path, result: ImportResult) -> Iterator[bytes]:
