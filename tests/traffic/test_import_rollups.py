@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from alertstation.traffic import daily, import_rollups, reports, rollups
-from alertstation.traffic.importer import import_file, import_lines, parse_combined
+from alertstation.traffic.importer import LogImport, import_file, import_lines, parse_combined
 from alertstation.traffic.period import Filters, parse_period
 from alertstation.traffic.rows import Observed, build_row
 from alertstation.traffic.tables import (
@@ -77,14 +77,14 @@ def lines(now: datetime) -> list[str]:
     return accesslog.lines(LINES, now, days=DAYS, seed=23)
 
 
+def no_reading_back(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the import read its rows back")
+
+
 def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = write(tmp_path / "access.log", lines)
-
-    def no_reading_back(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the import read its rows back")
-
     with monkeypatch.context() as patch:  # the complete days and hours come from the stream
         patch.setattr(daily, "raw_rows", no_reading_back)
         patch.setattr(rollups, "aggregate", no_reading_back)
@@ -104,6 +104,33 @@ def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
     import_file(engine, log, "combined", None)
     rollups.ensure_rolled_up(engine, now)
     assert dashboard(engine, now) == streamed
+
+
+def test_one_import_of_several_files_tallies_the_days_running_on_across_them_from_its_rows(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = expected_dashboard(engine, write(tmp_path / "all.log", lines), now)
+    # Rotated inside a day, as logrotate does at 06:25: each day but the first and last runs on
+    # from one file into the next.
+    parts = [lines[:1_250], lines[1_250:2_250], lines[2_250:]]
+    files = [write(tmp_path / f"access.log.{2 - n}", part) for n, part in enumerate(parts)]
+    run = LogImport(engine, "combined", None, now=now)
+    with monkeypatch.context() as patch:
+        patch.setattr(daily, "raw_rows", no_reading_back)
+        patch.setattr(rollups, "aggregate", no_reading_back)
+        for path in files:
+            run.add_file(path)
+        assert run.finish().imported == LINES
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
+
+    # Rotations that overlap: the lines in both files are imported once.
+    empty(engine)
+    run = LogImport(engine, "combined", None, now=now)
+    run.add_file(write(tmp_path / "older.log", lines[:1_600]))
+    run.add_file(write(tmp_path / "newer.log", lines[1_400:]))
+    result = run.finish()
+    assert (result.imported, result.duplicates) == (LINES, 200)
+    assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
 
 
 def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_dashboard(

@@ -22,7 +22,7 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
 
     from alertstation.security.geoip.lookup import locator_for
     from alertstation.traffic.agents import SLOW_RESOLVER, resolver_name
-    from alertstation.traffic.importer import ImportResult, import_file, oldest_first
+    from alertstation.traffic.importer import LogImport, oldest_first
 
     paths = [Path(name) for name in args.files]
     missing = [str(path) for path in paths if not path.is_file()]
@@ -36,9 +36,12 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
             "new agent); installing ua-parser-rs makes a large import several times faster",
             file=sys.stderr,
         )
-    total = ImportResult()
     try:
-        locator = locator_for(station.settings.data_dir)
+        run = LogImport(
+            station.engine, args.format, locator_for(station.settings.data_dir),
+            now=station.clock(), every_line=args.all,
+        )  # fmt: skip
+        total = run.result
         for path in paths:
             before = total.imported
             with tqdm(
@@ -56,13 +59,11 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                     bar.update(done - bar.n)
 
                 try:
-                    import_file(
-                        station.engine, path, args.format, locator, total, advance,
-                        station.clock(), every_line=args.all,
-                    )  # fmt: skip
+                    run.add_file(path, advance)
                 except OSError as error:  # not readable at all (a damaged file is reported)
                     raise CommandError(f"cannot read {path}: {error.strerror or error}") from None
             print(f"{path}: {total.imported - before} rows imported")
+        run.finish()  # the rollups of every file's days, tallied once
     finally:
         station.engine.dispose()
     hint = "; --all imports the lines the settings leave out" if total.filtered else ""

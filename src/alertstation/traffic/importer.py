@@ -146,8 +146,9 @@ def import_lines(
     (``traffic.import_rollups``); without, the rollups are left to the next read or hourly job.
     ``every_line`` imports the lines the collection settings would leave out (``import_settings``).
     """
-    with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
-        return _import_lines(engine, lines, log_format, locator, result, progress, now, every_line)
+    run = LogImport(engine, log_format, locator, result, now, every_line)
+    run.add_lines(lines, progress)
+    return run.finish()
 
 
 def import_settings(settings: TrafficSettings, every_line: bool) -> TrafficSettings:
@@ -161,62 +162,115 @@ def import_settings(settings: TrafficSettings, every_line: bool) -> TrafficSetti
     )
 
 
-def _import_lines(
-    engine: Engine,
-    lines: Iterator[bytes],
-    log_format: str,
-    locator: Locator | None,
-    result: ImportResult | None,
-    progress: Callable[[], None],
-    now: datetime | None,
-    every_line: bool,
-) -> ImportResult:
-    result = result if result is not None else ImportResult()
-    with engine.connect() as conn:
-        settings = import_settings(load_settings(conn), every_line)
-    enricher = RowEnricher(settings, locator)
-    occurrences = _Occurrences()
-    parse_fast = log_format == "combined"
-    parse = PARSERS[log_format]
-    batch: list[tuple[Any, ...]] = []
-    tallies = ImportRollups() if now is not None else None
-    oldest = now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME
-    writer = BatchWriter(engine, tallies)
-    for number, raw in enumerate(lines, start=1):
-        progress()
-        line = raw.rstrip(b"\r\n")
-        if not line.strip():
-            continue
-        result.lines += 1
-        text = line.decode("utf-8", "replace")
-        if parse_fast:
-            row = enricher.combined_row(text)
-        else:
-            observed = parse(text)
-            row = enricher.observed_row(observed) if observed is not None else None
-        if row is None:
-            result.unparsable += 1
-            result.first_bad_line = result.first_bad_line or number
-            continue
-        if row is FILTERED:
-            result.filtered += 1
-            continue
-        if row[_TS] < oldest:
-            result.too_old += 1
-            continue
-        digest = hashlib.sha256(line).digest()
-        # The key starts with the request's second, so keys arrive in index order.
-        copy = occurrences.count(digest)
-        batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}"))
-        if tallies is not None:
-            tallies.add(row)
-        if len(batch) >= BATCH:
-            writer.write(batch, result)
-            batch = []
-    writer.write(batch, result, final=True)
-    if tallies is not None and now is not None:
-        tallies.finish(engine, now)
-    return result
+class LogImport:
+    """One import of any number of files, with one set of settings and one rollup tally.
+
+    ``add_lines`` and ``add_file`` write each file's rows as they go; ``finish`` then stores the
+    rollups once for them all (with ``now``; see ``import_lines``), so a day whose rows run on
+    from one file into the next (a log rotated at 06:25) is tallied once, from memory, instead
+    of being read back from raw rows after each file. Files are best added oldest first
+    (``oldest_first``).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        log_format: str,
+        locator: Locator | None,
+        result: ImportResult | None = None,
+        now: datetime | None = None,
+        every_line: bool = False,
+    ) -> None:
+        if log_format not in FORMATS:
+            raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
+        self.engine = engine
+        self.log_format = log_format
+        self.result = result if result is not None else ImportResult()
+        self.now = now
+        with engine.connect() as conn:
+            settings = import_settings(load_settings(conn), every_line)
+        self.enricher = RowEnricher(settings, locator)
+        self.tallies = ImportRollups() if now is not None else None
+        self.oldest = (
+            now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME
+        )
+        self.writer = BatchWriter(engine, self.tallies)
+        self.batch: list[tuple[Any, ...]] = []
+
+    def add_lines(
+        self, lines: Iterator[bytes], progress: Callable[[], None] = lambda: None
+    ) -> None:
+        """Import the lines of one file; its rows are written when this returns."""
+        with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
+            self._add(lines, progress)
+            self.writer.write(self.batch, self.result)
+            self.batch = []
+
+    def add_file(self, path: Path, on_bytes: Callable[[int], None] = lambda done: None) -> None:
+        """Import one access-log file (gzipped when it ends in ``.gz``), calling ``on_bytes``
+        with the bytes read so far every 10,000 lines.
+
+        A file that cannot be read to its end (a gzip file cut short or damaged, a read error)
+        has the lines before the damage imported, and the damage named in ``result.damaged``.
+        """
+        with path.open("rb") as raw:
+            counter = [0]
+
+            def progress() -> None:
+                counter[0] += 1
+                if counter[0] % 10_000 == 0:
+                    on_bytes(raw.tell())
+
+            self.add_lines(_until_damaged(_log_reader(raw, path), path, self.result), progress)
+            on_bytes(raw.tell())
+
+    def finish(self) -> ImportResult:
+        """Store the rollups of the complete hours and days before ``now`` (when given); return
+        the counts."""
+        with collector.paused():
+            self.writer.write(self.batch, self.result, final=True)
+            self.batch = []
+            if self.tallies is not None and self.now is not None:
+                self.tallies.finish(self.engine, self.now)
+        return self.result
+
+    def _add(self, lines: Iterator[bytes], progress: Callable[[], None]) -> None:
+        result, enricher, tallies, oldest = self.result, self.enricher, self.tallies, self.oldest
+        occurrences = _Occurrences()  # identical lines are numbered within their file
+        parse_fast = self.log_format == "combined"
+        parse = PARSERS[self.log_format]
+        batch = self.batch
+        for number, raw in enumerate(lines, start=1):
+            progress()
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            result.lines += 1
+            text = line.decode("utf-8", "replace")
+            if parse_fast:
+                row = enricher.combined_row(text)
+            else:
+                observed = parse(text)
+                row = enricher.observed_row(observed) if observed is not None else None
+            if row is None:
+                result.unparsable += 1
+                result.first_bad_line = result.first_bad_line or number
+                continue
+            if row is FILTERED:
+                result.filtered += 1
+                continue
+            if row[_TS] < oldest:
+                result.too_old += 1
+                continue
+            digest = hashlib.sha256(line).digest()
+            # The key starts with the request's second, so keys arrive in index order.
+            copy = occurrences.count(digest)
+            batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}"))
+            if tallies is not None:
+                tallies.add(row)
+            if len(batch) >= BATCH:
+                self.writer.write(batch, result)
+                batch = self.batch = []
 
 
 class _Occurrences:
@@ -281,28 +335,11 @@ def import_file(
     now: datetime | None = None,
     every_line: bool = False,
 ) -> ImportResult:
-    """Import one access-log file (gzipped when it ends in ``.gz``); with ``now``, then store
-    the rollups of the complete hours and days (``import_lines``).
-
-    A file that cannot be read to its end (a gzip file cut short or damaged, a read error) has
-    the lines before the damage imported, and the damage named in ``result.damaged``.
-    """
-    if log_format not in FORMATS:
-        raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
-    result = result if result is not None else ImportResult()
-    with path.open("rb") as raw:
-        reader = _log_reader(raw, path)
-        counter = [0]
-
-        def progress() -> None:
-            counter[0] += 1
-            if counter[0] % 10_000 == 0:
-                on_bytes(raw.tell())
-
-        lines = _until_damaged(reader, path, result)
-        import_lines(engine, lines, log_format, locator, result, progress, now, every_line)
-        on_bytes(raw.tell())
-    return result
+    """Import one access-log file (``LogImport.add_file``); with ``now``, then store the rollups
+    of the complete hours and days (``import_lines``)."""
+    run = LogImport(engine, log_format, locator, result, now, every_line)
+    run.add_file(path, on_bytes)
+    return run.finish()
 
 
 def oldest_first(paths: Sequence[Path], log_format: str) -> list[Path]:
