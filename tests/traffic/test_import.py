@@ -23,8 +23,8 @@ from alertstation.traffic import agents, importer, reports
 from alertstation.traffic.importer import import_lines, parse_combined
 from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.period import Filters, Period
-from alertstation.traffic.rows import MAX_BYTES
-from alertstation.traffic.settings import MAX_RETENTION_DAYS
+from alertstation.traffic.rows import MAX_BYTES, Observed, build_row
+from alertstation.traffic.settings import MAX_RETENTION_DAYS, save_settings
 from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import END_TIME, FIRST_TIME
 from tests.fuzz.fuzzing import fuzz
@@ -351,7 +351,7 @@ def test_values_a_row_cannot_hold_are_refused_or_unknown_and_never_stop_an_impor
         )
         counted = (
             result.imported + result.duplicates + result.filtered + result.unparsable
-            + result.too_old
+            + result.too_old + result.recorded_live
         )  # fmt: skip
         assert result.lines == len(chosen) == counted
     query = select(
@@ -362,6 +362,34 @@ def test_values_a_row_cannot_hold_are_refused_or_unknown_and_never_stop_an_impor
             assert FIRST_TIME <= ts < END_TIME
             assert size is None or 0 <= size <= MAX_BYTES
             assert ms is None or 0 <= ms < float("inf")
+
+
+def test_lines_from_the_time_the_station_recorded_its_own_requests_are_left_out(
+    engine: Engine,
+) -> None:
+    now = datetime.now(UTC)
+    base = int((now - timedelta(days=2)).timestamp())
+    with engine.begin() as conn:  # two requests the station recorded itself, an hour apart
+        for ts in (base + 0.6, base + 3600.6):
+            seen = Observed(ts, "GET", "/", 200, 4.0, 10, "192.0.2.7", None, None, None, False)
+            conn.execute(web_request_logs.insert().values(build_row(seen, None)))
+    line = '198.51.100.1 - - [{}] "GET /x HTTP/1.1" 200 10 "-" "curl/8"'
+    # Before, the second before, the same second as, and after the first recorded request.
+    moments = (base - 3600, base - 1, base, base + 1800, base + 7200)
+    lines = [
+        line.format(datetime.fromtimestamp(ts, UTC).strftime(accesslog.TIME)) for ts in moments
+    ]
+
+    result = import_lines(engine, iter(x.encode() for x in lines), "combined", None, now=now)
+    assert (result.imported, result.recorded_live) == (2, 3)  # recording on: on without end
+    assert "3 from the time the station recorded its own requests" in result.as_text()
+    with engine.begin() as conn:
+        save_settings(conn, {"enabled": False}, now)
+    result = import_lines(engine, iter(x.encode() for x in lines), "combined", None, now=now)
+    assert (result.imported, result.duplicates, result.recorded_live) == (1, 2, 2)
+    with engine.connect() as conn:
+        stored = conn.execute(select(web_request_logs.c.ts).order_by("ts")).scalars().all()
+    assert stored == [base - 3600, base - 1, base + 0.6, base + 3600.6, base + 7200]
 
 
 def test_an_oversized_byte_count_is_unknown_and_an_unstorable_time_unreadable(

@@ -18,7 +18,14 @@ from urllib.parse import unquote
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.recorder import path_recorded
-from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, geo_values, stored_bytes
+from alertstation.traffic.rows import (
+    IMPORT_SOURCE,
+    ROW_COLUMNS,
+    Locator,
+    Observed,
+    geo_values,
+    stored_bytes,
+)
 from alertstation.traffic.settings import TrafficSettings
 from alertstation.traffic.timestamps import parse_log_time
 
@@ -244,7 +251,7 @@ class RowEnricher:
             file_type,
             *agent[1:],
             None,
-            "import",
+            IMPORT_SOURCE,
             *address[4:],
         )
 
@@ -359,6 +366,6 @@ class RowEnricher:
             request[5],
             *agent[1:],
             None,
-            "import",
+            IMPORT_SOURCE,
             *address[4:],
         )

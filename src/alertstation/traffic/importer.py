@@ -15,7 +15,11 @@ response time that is negative or not finite, is stored as unknown (``rows.store
 The collection settings apply as for live requests, except ``enabled`` and
 ``authenticated_only`` (an access log does not say who was signed in): internal addresses,
 skipped paths, API calls and bots are left out as configured, and ``anonymize_ip`` masks
-addresses before they are stored.
+addresses before they are stored. Lines from the time the station recorded its own requests
+are counted and left out (``live_span``): the proxy logged those requests too.
+
+Several files are one import (``LogImport``), best taken oldest first (``oldest_first``): the
+rollups are stored once, after the last.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import islice
+from math import floor, inf
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, select
 
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
@@ -49,7 +54,13 @@ from alertstation.traffic.enrich import (
 from alertstation.traffic.import_rollups import ImportRollups
 from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.maintenance import rows_changed
-from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, stored_bytes
+from alertstation.traffic.rows import (
+    IMPORT_SOURCE,
+    ROW_COLUMNS,
+    Locator,
+    Observed,
+    stored_bytes,
+)
 from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
@@ -62,6 +73,7 @@ SQLITE_CACHE_KIB = 32_768
 # Lines read from the start of a file for its first time (``first_time``).
 PEEK_LINES = 1_000
 _TS = ROW_COLUMNS.index("ts")
+t = web_request_logs
 
 
 @dataclass
@@ -74,6 +86,8 @@ class ImportResult:
     filtered: int = 0
     unparsable: int = 0
     too_old: int = 0
+    #: Lines from the time the station recorded its own requests (``live_span``), left out.
+    recorded_live: int = 0
     first_bad_line: int | None = None
     #: Files that could not be read to their end, each with why (the lines before were imported).
     damaged: list[str] = field(default_factory=list)
@@ -89,6 +103,11 @@ class ImportResult:
             text += f" (first unreadable: line {self.first_bad_line})"
         if self.too_old:
             text += f", {self.too_old} older than the longest retention ({MAX_RETENTION_DAYS} days)"
+        if self.recorded_live:
+            text += (
+                f", {self.recorded_live} from the time the station recorded its own requests "
+                "(already counted)"
+            )
         return text
 
 
@@ -119,7 +138,7 @@ def parse_combined(line: str) -> Observed | None:
         referrer=unescape(referrer),
         accept_language=None,
         authenticated=False,
-        source="import",
+        source=IMPORT_SOURCE,
     )
 
 
@@ -188,8 +207,9 @@ class LogImport:
         self.result = result if result is not None else ImportResult()
         self.now = now
         with engine.connect() as conn:
-            settings = import_settings(load_settings(conn), every_line)
-        self.enricher = RowEnricher(settings, locator)
+            collection = load_settings(conn)
+            self.live_from, self.live_until = live_span(conn, collection.enabled) or (inf, -inf)
+        self.enricher = RowEnricher(import_settings(collection, every_line), locator)
         self.tallies = ImportRollups() if now is not None else None
         self.oldest = (
             now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME
@@ -236,6 +256,7 @@ class LogImport:
 
     def _add(self, lines: Iterator[bytes], progress: Callable[[], None]) -> None:
         result, enricher, tallies, oldest = self.result, self.enricher, self.tallies, self.oldest
+        live_from, live_until = self.live_from, self.live_until
         occurrences = _Occurrences()  # identical lines are numbered within their file
         parse_fast = self.log_format == "combined"
         parse = PARSERS[self.log_format]
@@ -259,8 +280,12 @@ class LogImport:
             if row is FILTERED:
                 result.filtered += 1
                 continue
-            if row[_TS] < oldest:
+            ts = row[_TS]
+            if ts < oldest:
                 result.too_old += 1
+                continue
+            if live_from <= ts <= live_until:
+                result.recorded_live += 1
                 continue
             digest = hashlib.sha256(line).digest()
             # The key starts with the request's second, so keys arrive in index order.
@@ -340,6 +365,25 @@ def import_file(
     run = LogImport(engine, log_format, locator, result, now, every_line)
     run.add_file(path, on_bytes)
     return run.finish()
+
+
+def live_span(conn: Connection, recording: bool) -> tuple[float, float] | None:
+    """Return the span of time the station recorded its own requests, or None when it holds no
+    such row: from the second of the first one it holds to the last one, or on without end while
+    ``recording`` (the collection setting ``enabled``).
+
+    The proxy in front of the station logged those requests too; importing them would count each
+    twice. The first is the oldest row by id (the recorder writes in the order requests come),
+    so the read stops at the first recorded row instead of scanning the table.
+    """
+    recorded = t.c.source != IMPORT_SOURCE
+    first = conn.execute(select(t.c.ts).where(recorded).order_by(t.c.id).limit(1)).scalar()
+    if first is None:
+        return None
+    if recording:
+        return floor(first), inf
+    last = conn.execute(select(t.c.ts).where(recorded).order_by(t.c.ts.desc()).limit(1)).scalar()
+    return floor(first), last
 
 
 def oldest_first(paths: Sequence[Path], log_format: str) -> list[Path]:

@@ -26,7 +26,7 @@ import orjson
 
 from alertstation.traffic import addresses, classify
 from alertstation.traffic.enrich import MAX_STATUS, MIN_STATUS, request_parts, request_path
-from alertstation.traffic.rows import Observed, stored_bytes, stored_ms
+from alertstation.traffic.rows import IMPORT_SOURCE, Observed, stored_bytes, stored_ms
 from alertstation.traffic.timestamps import parse_log_time, storable_time
 
 TIME_NAMES: Final[tuple[str, ...]] = ("time_iso8601", "time", "timestamp", "@timestamp")
@@ -141,7 +141,7 @@ def observed(record: dict[str, Any]) -> Observed | None:
         referrer=_text(record, "http_referer", "http_referrer", "referrer", "referer"),
         accept_language=_text(record, "http_accept_language", "accept_language"),
         authenticated=False,
-        source="import",
+        source=IMPORT_SOURCE,
     )
 
 

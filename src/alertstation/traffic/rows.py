@@ -25,6 +25,8 @@ class Locator(Protocol):
 #: The largest response size stored (1 TiB): a logged size above it is taken as unknown, so no
 #: sum of a period's sizes can overflow a 64-bit integer in the database.
 MAX_BYTES: Final[int] = 2**40
+#: The ``source`` of a row read from an access log (the recorder's rows are ``live``).
+IMPORT_SOURCE: Final[str] = "import"
 
 
 def stored_bytes(value: int | None) -> int | None:
