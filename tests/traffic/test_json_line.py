@@ -7,11 +7,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
+from alertstation.traffic.enrich import MAX_STATUS, MIN_STATUS
 from alertstation.traffic.importer import import_lines, parse_combined
 from alertstation.traffic.json_line import go_seconds, parse_json
+from alertstation.traffic.rows import MAX_BYTES
 from alertstation.traffic.tables import web_request_logs
+from alertstation.traffic.timestamps import END_TIME, FIRST_TIME
+from tests.fuzz.fuzzing import NASTY, fuzz, mutated
 from tests.traffic.conftest import empty
 
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0"
@@ -132,6 +138,25 @@ def test_traefik_reads_the_start_of_the_request_and_a_status_of_zero_is_no_answe
     assert seen is not None and (seen.user_agent, seen.referrer) == (None, None)
 
 
+def test_nginx_json_without_escape_json_keeps_its_escapes_as_the_combined_reading_does() -> None:
+    # nginx escapes a quote as \x22 and each byte outside ASCII as \xHH unless the log_format
+    # says escape=json; that is not JSON, and the same escapes appear in a combined line.
+    escaped = r"GET /caf\xC3\xA9?q=\x22x\x22 HTTP/1.1"
+    agent = r"Mozilla \x22quoted\x22"
+    combined = parse_combined(
+        f'203.0.113.9 - - [10/Oct/2026:13:55:36 -0700] "{escaped}" 200 12 "-" "{agent}"'
+    )
+    line = (
+        '{"time_local":"10/Oct/2026:13:55:36 -0700","remote_addr":"203.0.113.9",'
+        f'"request":"{escaped}","status":"200","body_bytes_sent":"12",'
+        f'"http_referer":"-","http_user_agent":"{agent}"}}'
+    )
+    seen = parse_json(line)
+    assert combined is not None and seen == combined
+    assert (seen.path, seen.user_agent) == (r"/caf\xC3\xA9", agent)
+    assert parse_json(line.replace('"status"', '"status" "')) is None  # still not JSON
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [
@@ -172,3 +197,69 @@ def test_a_log_of_each_server_imports_the_same_rows(engine: Engine) -> None:
             stored.append({**row, "response_ms": None, "language": None})
     assert stored[0]["browser"] == "Firefox"
     assert stored[1] == stored[0] and stored[2] == stored[0]
+
+
+#: Any JSON value, nested a little.
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["200", "0.5", "1.5ms", "2026-10-10T20:55:36Z", "203.0.113.9", "-", ""]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+TOP_NAMES = sorted(
+    {*CADDY, *TRAEFIK, "time_iso8601", "time_local", "remote_addr", "request", "uri"}
+)
+REQUEST_NAMES = sorted({*CADDY["request"], "headers"})
+
+
+@st.composite
+def records(draw: st.DrawFn) -> dict:
+    """A record of the names the three shapes read, each holding any JSON value (Caddy's request
+    object and its headers included)."""
+    record = draw(st.dictionaries(st.sampled_from(TOP_NAMES), VALUES, max_size=10))
+    if draw(st.booleans()):
+        request = draw(st.dictionaries(st.sampled_from(REQUEST_NAMES), VALUES, max_size=6))
+        if draw(st.booleans()):
+            names = st.sampled_from(["User-Agent", "Referer", "Accept-Language"])
+            request["headers"] = draw(st.dictionaries(names, VALUES, max_size=3))
+        record["request"] = request
+    return record
+
+
+def assert_checked(line: str) -> None:
+    """A line reads as nothing, or as a request whose every value a row can hold."""
+    seen = parse_json(line)
+    if seen is None:
+        return
+    assert MIN_STATUS <= seen.status <= MAX_STATUS
+    assert FIRST_TIME <= seen.ts < END_TIME
+    assert seen.content_length is None or 0 <= seen.content_length <= MAX_BYTES
+    assert seen.response_ms is None or 0 <= seen.response_ms < float("inf")
+    for text in (seen.method, seen.path, seen.client_ip, seen.user_agent, seen.referrer):
+        assert text is None or (isinstance(text, str) and "\x00" not in text)
+
+
+@fuzz(300)
+@given(record=records())
+def test_any_values_under_the_names_read_give_a_request_a_row_can_hold_or_none(
+    record: dict,
+) -> None:
+    assert_checked(json.dumps(record))
+
+
+@fuzz(300)
+@given(data=st.data(), sample=st.sampled_from([CADDY, TRAEFIK]))
+def test_mutated_caddy_and_traefik_lines_give_a_request_a_row_can_hold_or_none(
+    data: st.DataObject, sample: dict
+) -> None:
+    line = data.draw(mutated(json.dumps(sample).encode())).decode("utf-8", "replace")
+    if data.draw(st.booleans()):  # nginx's escapes (not JSON) of the bytes that break parsers
+        escape = "".join(f"\\x{byte:02X}" for byte in data.draw(st.sampled_from(NASTY)))
+        line = line.replace("/alerts", escape + "/alerts")
+    assert_checked(line)

@@ -3,6 +3,8 @@
 * nginx (and any flat log with nginx-style names): ``time_iso8601`` / ``time_local``,
   ``remote_addr``, ``request`` or ``method`` with ``uri``, ``status``, ``body_bytes_sent``,
   ``request_time`` in seconds, ``http_user_agent``... (``docs/traffic.md`` lists every name).
+  A ``log_format`` without ``escape=json`` writes nginx's own ``\\xHH`` escapes, which are not
+  JSON; such a line is read with them kept as written, as the combined reading keeps them.
 * Caddy: its access logger's object, whose ``request`` is an object of its own (``client_ip``
   or ``remote_ip``, ``method``, ``uri``, ``headers`` of lists), with ``ts`` in epoch seconds or
   ISO 8601, ``status``, ``size`` and ``duration`` in seconds (or a Go duration text such as
@@ -29,6 +31,9 @@ from alertstation.traffic.enrich import MAX_STATUS, MIN_STATUS, request_parts, r
 from alertstation.traffic.rows import IMPORT_SOURCE, Observed, stored_bytes, stored_ms
 from alertstation.traffic.timestamps import parse_log_time, storable_time
 
+# nginx's default escaping of a log variable (``\x22`` for a quote, ``\xC3`` for a byte outside
+# ASCII), which is not JSON: a ``log_format`` without ``escape=json`` writes it.
+NGINX_ESCAPE: Final[str] = "\\x"
 TIME_NAMES: Final[tuple[str, ...]] = ("time_iso8601", "time", "timestamp", "@timestamp")
 # Names only Traefik's access log has.
 TRAEFIK_MARKS: Final[frozenset[str]] = frozenset({"ClientHost", "RequestMethod", "RequestPath"})
@@ -50,7 +55,12 @@ def parse_json(line: str) -> Observed | None:
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None
+        if NGINX_ESCAPE not in line:
+            return None
+        try:  # nginx without ``escape=json``: its escapes kept as written, as in combined format
+            record = orjson.loads(line.replace(NGINX_ESCAPE, "\\" + NGINX_ESCAPE))
+        except orjson.JSONDecodeError:
+            return None
     if not isinstance(record, dict):
         return None
     if isinstance(record.get("request"), dict):
