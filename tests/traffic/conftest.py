@@ -11,6 +11,7 @@ from sqlalchemy import Engine, select
 from alertstation.traffic.recorder import flush_all
 from alertstation.traffic.settings import settings_cache_for
 from alertstation.traffic.tables import (
+    traffic_analytics_settings,
     traffic_hostnames,
     traffic_visitors,
     web_request_day_groups,
@@ -26,13 +27,17 @@ VISITOR_IP = "203.0.113.7"
 
 @pytest.fixture
 def clean_log(engine: Engine) -> Iterator[None]:
-    """Start each test on an empty request log (other apps' buffers written first)."""
+    """Start each test on an empty request log (other apps' buffers written first), and leave
+    the traffic settings at their defaults after it."""
     flush_all()
     empty(engine)
     settings_cache_for(engine).clear()  # the settings of the last test were cleared with it
     yield
     flush_all()
     empty(engine)
+    with engine.begin() as conn:  # a test without a station (which clears every table) too
+        conn.execute(traffic_analytics_settings.delete())
+    settings_cache_for(engine).clear()
 
 
 def empty(engine: Engine) -> None:
