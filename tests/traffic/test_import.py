@@ -116,7 +116,10 @@ def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
         handle.write("this is not a log line\n")
     assert main(["traffic", "import", str(plain)]) == 0
     out = capsys.readouterr().out
-    assert "402 lines: 401 imported" in out and "1 unreadable (first unreadable: line 402)" in out
+    assert (
+        "402 lines: 401 imported" in out
+        and f"1 unreadable (first unreadable: line 402 of {plain})" in out
+    )
     assert main(["traffic", "import", str(plain), str(zipped)]) == 0
     out = capsys.readouterr().out
     assert "802 lines: 0 imported, 801 already present" in out
@@ -168,8 +171,10 @@ def test_rotated_logs_are_imported_oldest_first_whatever_order_they_are_given_in
         logs / "access.log.10.gz",
     ]
     assert main(["traffic", "import", *map(str, given)]) == 0
-    order = re.findall(r"^(.+): \d+ rows imported$", capsys.readouterr().out, re.MULTILINE)
+    out = capsys.readouterr().out
+    order = re.findall(r"^(.+): \d+ rows imported$", out, re.MULTILINE)
     assert order == [str(logs / name) for name in reversed(names)] + [str(notes)]
+    assert f"1 unreadable (first unreadable: line 1 of {notes})" in out
 
 
 def test_a_file_is_placed_by_its_first_readable_line(tmp_path: Path) -> None:

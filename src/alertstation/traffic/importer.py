@@ -89,6 +89,8 @@ class ImportResult:
     #: Lines from the time the station recorded its own requests (``live_span``), left out.
     recorded_live: int = 0
     first_bad_line: int | None = None
+    #: The file ``first_bad_line`` is a line of, when the lines came from a file.
+    first_bad_file: str | None = None
     #: Files that could not be read to their end, each with why (the lines before were imported).
     damaged: list[str] = field(default_factory=list)
     oldest_hour: int | None = field(default=None, repr=False)
@@ -100,7 +102,8 @@ class ImportResult:
             f"{self.filtered} left out by the settings, {self.unparsable} unreadable"
         )
         if self.first_bad_line is not None:
-            text += f" (first unreadable: line {self.first_bad_line})"
+            where = f" of {self.first_bad_file}" if self.first_bad_file else ""
+            text += f" (first unreadable: line {self.first_bad_line}{where})"
         if self.too_old:
             text += f", {self.too_old} older than the longest retention ({MAX_RETENTION_DAYS} days)"
         if self.recorded_live:
@@ -218,11 +221,15 @@ class LogImport:
         self.batch: list[tuple[Any, ...]] = []
 
     def add_lines(
-        self, lines: Iterator[bytes], progress: Callable[[], None] = lambda: None
+        self,
+        lines: Iterator[bytes],
+        progress: Callable[[], None] = lambda: None,
+        name: str | None = None,
     ) -> None:
-        """Import the lines of one file; its rows are written when this returns."""
+        """Import the lines of one file (``name``d in the summary's first unreadable line); its
+        rows are written when this returns."""
         with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
-            self._add(lines, progress)
+            self._add(lines, progress, name)
             self.writer.write(self.batch, self.result)
             self.batch = []
 
@@ -241,7 +248,8 @@ class LogImport:
                 if counter[0] % 10_000 == 0:
                     on_bytes(raw.tell())
 
-            self.add_lines(_until_damaged(_log_reader(raw, path), path, self.result), progress)
+            lines = _until_damaged(_log_reader(raw, path), path, self.result)
+            self.add_lines(lines, progress, str(path))
             on_bytes(raw.tell())
 
     def finish(self) -> ImportResult:
@@ -254,7 +262,7 @@ class LogImport:
                 self.tallies.finish(self.engine, self.now)
         return self.result
 
-    def _add(self, lines: Iterator[bytes], progress: Callable[[], None]) -> None:
+    def _add(self, lines: Iterator[bytes], progress: Callable[[], None], name: str | None) -> None:
         result, enricher, tallies, oldest = self.result, self.enricher, self.tallies, self.oldest
         live_from, live_until = self.live_from, self.live_until
         occurrences = _Occurrences()  # identical lines are numbered within their file
@@ -275,7 +283,8 @@ class LogImport:
                 row = enricher.observed_row(observed) if observed is not None else None
             if row is None:
                 result.unparsable += 1
-                result.first_bad_line = result.first_bad_line or number
+                if result.first_bad_line is None:
+                    result.first_bad_line, result.first_bad_file = number, name
                 continue
             if row is FILTERED:
                 result.filtered += 1
