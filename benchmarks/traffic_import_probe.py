@@ -57,7 +57,7 @@ def main(argv: list[str]) -> None:
         end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
         log = accesslog.write(folder / "access.log", lines, end, agents=varied)
         spent: dict[str, float] = {}
-        timed(bulk.BulkInsert, "run", spent)
+        timed(bulk.BulkInsert, "run_columns", spent)
         timed(import_rollups.ImportRollups, "after_write", spent)
         timed(import_rollups.ImportRollups, "finish", spent)
         timed(importer.BatchWriter, "write", spent)
@@ -67,13 +67,13 @@ def main(argv: list[str]) -> None:
         ours_import_and_dashboard(engine, log, end)
         whole = time.perf_counter() - started
         engine.dispose()
-        writer_rest = spent["write"] - spent["run"] - spent["after_write"]
+        writer_rest = spent["write"] - spent["run_columns"] - spent["after_write"]
         stages = {
             "read, parse, enrich, key": whole
             - spent["write"]
             - spent["finish"]
             - spent["dashboard"],
-            "executemany (BulkInsert.run)": spent["run"],
+            "executemany (run_columns)": spent["run_columns"],
             "tally batches (after_write)": spent["after_write"],
             "rest of each batch's write": writer_rest,
             "store rollups (finish)": spent["finish"],

@@ -56,8 +56,13 @@ def test_both_ways_store_what_they_were_given_and_skip_taken_keys(engine: Engine
             assert insert.run(conn, rows(0, 5)) == 5
             assert insert.run_one_statement(conn, rows(3, 5)) == 3  # k3 and k4 are taken
             assert insert.run(conn, rows(6, 4)) == 2  # k6 and k7 are taken
+            by_column = [list(column) for column in zip(*rows(9, 3), strict=True)]
+            assert insert.run_columns(conn, by_column) == 2  # k9 is taken
             assert insert.run(conn, []) == 0 and insert.run_one_statement(conn, []) == 0
-        expected = sorted(rows(0, 10), key=lambda row: str(row[-1]))
+            assert insert.run_columns(conn, [[] for _ in NAMES]) == 0
+            with pytest.raises(ValueError, match="rows of 2 values for 36 columns"):
+                insert.run_columns(conn, by_column[:2])
+        expected = sorted(rows(0, 12), key=lambda row: str(row[-1]))
         got = stored(engine)
         assert got == expected
         assert got[0][0] == datetime.fromtimestamp(1_800_000_000.5, UTC)

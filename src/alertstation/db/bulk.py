@@ -5,8 +5,9 @@ its own machinery; for tens of thousands of rows that costs more than the databa
 ``BulkInsert`` compiles the statement text once per dialect and applies only the bind processors
 the columns have (on SQLite, dates and booleans), so the driver receives ready tuples.
 
-Both ``run`` and ``run_one_statement`` (one multi-row INSERT) convert column by column, each
-processor mapped over its column; ``run`` also leaves out a column that is None in every row of
+``run``, ``run_columns`` (values given column by column) and ``run_one_statement`` (one
+multi-row INSERT) convert column by column, each processor mapped over its column; ``run`` and
+``run_columns`` also leave out a column that is None in every row of
 the call (and has no default, so leaving it out stores the same NULL). On SQLite two processors
 have a column-wide shortcut (``column_converter``) that stores the same values: a column of
 booleans (and None) goes to the driver as it is, since ``sqlite3`` binds True and False as the
@@ -107,11 +108,12 @@ class BulkInsert:
             ]
         return found
 
-    def _columns(self, dialect: Dialect, rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-        """Return the rows' values column by column, each converted for ``dialect``."""
-        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+    def _converted(self, dialect: Dialect, columns: list[Sequence[Any]]) -> list[Sequence[Any]]:
+        """Return ``columns`` (one sequence of values for each name), each converted for
+        ``dialect``."""
         if len(columns) != len(self.names):
             raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
+        columns = list(columns)
         for index, convert in self._column_converters(dialect):
             columns[index] = convert(columns[index])
         return columns
@@ -121,9 +123,16 @@ class BulkInsert:
         were inserted."""
         if not rows:
             return 0
+        return self.run_columns(conn, list(zip(*rows, strict=True)))
+
+    def run_columns(self, conn: Connection, columns: Sequence[Sequence[Any]]) -> int:
+        """Insert the rows whose values ``columns`` holds column by column (``names`` order,
+        each as long as the others) with one ``executemany``; return how many were inserted."""
+        count = len(columns[0]) if columns else 0
+        if not count:
+            return 0
         dialect = conn.dialect
-        columns = self._columns(dialect, rows)
-        count = len(rows)
+        columns = self._converted(dialect, list(columns))
         kept = tuple(
             index
             for index, column in enumerate(columns)
@@ -142,7 +151,8 @@ class BulkInsert:
         if not rows:
             return 0
         sql, _ = self._for(conn.dialect)
-        values = list(zip(*self._columns(conn.dialect, rows), strict=True))
+        columns = self._converted(conn.dialect, list(zip(*rows, strict=True)))
+        values = list(zip(*columns, strict=True))
         head, _, group = sql.partition(" VALUES ")
         group, conflict, tail = group.partition(" ON CONFLICT")
         text = f"{head} VALUES {', '.join([group] * len(values))}"

@@ -40,7 +40,7 @@ from sqlalchemy import Connection, Engine, select
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.engine import begin_write
-from alertstation.traffic import addresses, rollups
+from alertstation.traffic import addresses, child_reader, rollups
 from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.enrich import (
     FILTERED,
@@ -70,6 +70,9 @@ FORMATS = ("combined", "json")
 # recorder's flusher (which waits for the write lock on SQLite) is held up only briefly.
 BATCH = 20_000
 SQLITE_CACHE_KIB = 32_768
+# Files from this size on are read in a process of their own (``LogImport``): below it, starting
+# the process costs about what it saves.
+PARALLEL_BYTES = 4 * 1024 * 1024
 # Lines read from the start of a file for its first time (``first_time``).
 PEEK_LINES = 1_000
 _TS = ROW_COLUMNS.index("ts")
@@ -94,6 +97,18 @@ class ImportResult:
     #: Files that could not be read to their end, each with why (the lines before were imported).
     damaged: list[str] = field(default_factory=list)
     oldest_hour: int | None = field(default=None, repr=False)
+
+    def add_reading(self, other: ImportResult) -> None:
+        """Add the counts of reading lines (not of writing rows) from ``other``, taken after
+        these."""
+        self.lines += other.lines
+        self.filtered += other.filtered
+        self.unparsable += other.unparsable
+        self.too_old += other.too_old
+        self.recorded_live += other.recorded_live
+        if self.first_bad_line is None:
+            self.first_bad_line, self.first_bad_file = other.first_bad_line, other.first_bad_file
+        self.damaged += other.damaged
 
     def as_text(self) -> str:
         """Return a one-line summary."""
@@ -192,6 +207,10 @@ class LogImport:
     from one file into the next (a log rotated at 06:25) is tallied once, from memory, instead
     of being read back from raw rows after each file. Files are best added oldest first
     (``oldest_first``).
+
+    A file of ``PARALLEL_BYTES`` or more is read, parsed and enriched in a process of its own
+    (``child_reader``) while this one writes its rows: the two halves of the work take about
+    as long each, and the child's rows arrive in the order of the file, as they would here.
     """
 
     def __init__(
@@ -206,19 +225,21 @@ class LogImport:
         if log_format not in FORMATS:
             raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
         self.engine = engine
-        self.log_format = log_format
         self.result = result if result is not None else ImportResult()
         self.now = now
         with engine.connect() as conn:
             collection = load_settings(conn)
-            self.live_from, self.live_until = live_span(conn, collection.enabled) or (inf, -inf)
-        self.enricher = RowEnricher(import_settings(collection, every_line), locator)
-        self.tallies = ImportRollups() if now is not None else None
-        self.oldest = (
-            now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME
+            live_from, live_until = live_span(conn, collection.enabled) or (inf, -inf)
+        self.reader = LineRows(
+            RowEnricher(import_settings(collection, every_line), locator),
+            log_format,
+            now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME,
+            live_from,
+            live_until,
+            BATCH,
         )
+        self.tallies = ImportRollups() if now is not None else None
         self.writer = BatchWriter(engine, self.tallies)
-        self.batch: list[tuple[Any, ...]] = []
 
     def add_lines(
         self,
@@ -229,48 +250,99 @@ class LogImport:
         """Import the lines of one file (``name``d in the summary's first unreadable line); its
         rows are written when this returns."""
         with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
-            self._add(lines, progress, name)
-            self.writer.write(self.batch, self.result)
-            self.batch = []
+            for rows, keys in self.reader.batches(lines, self.result, progress, name):
+                self._write(rows, keys)
 
     def add_file(self, path: Path, on_bytes: Callable[[int], None] = lambda done: None) -> None:
         """Import one access-log file (gzipped when it ends in ``.gz``), calling ``on_bytes``
-        with the bytes read so far every 10,000 lines.
+        with the bytes read so far every ``BATCH`` lines and at the end.
 
         A file that cannot be read to its end (a gzip file cut short or damaged, a read error)
         has the lines before the damage imported, and the damage named in ``result.damaged``.
         """
-        with path.open("rb") as raw:
-            counter = [0]
-
-            def progress() -> None:
-                counter[0] += 1
-                if counter[0] % 10_000 == 0:
-                    on_bytes(raw.tell())
-
-            lines = _until_damaged(_log_reader(raw, path), path, self.result)
-            self.add_lines(lines, progress, str(path))
-            on_bytes(raw.tell())
+        payload = None
+        if path.stat().st_size >= PARALLEL_BYTES and child_reader.can_start():
+            payload = child_reader.picklable(self.reader)
+        with collector.paused():
+            if payload is None:
+                self._take(self.reader.file_messages(path, self.result), on_bytes)
+            else:
+                path.open("rb").close()  # not readable at all: the OSError is raised here
+                self._take(child_reader.messages(payload, path), on_bytes)
 
     def finish(self) -> ImportResult:
         """Store the rollups of the complete hours and days before ``now`` (when given); return
         the counts."""
         with collector.paused():
-            self.writer.write(self.batch, self.result, final=True)
-            self.batch = []
+            self.writer.write([], [], self.result, final=True)
             if self.tallies is not None and self.now is not None:
                 self.tallies.finish(self.engine, self.now)
         return self.result
 
-    def _add(self, lines: Iterator[bytes], progress: Callable[[], None], name: str | None) -> None:
-        result, enricher, tallies, oldest = self.result, self.enricher, self.tallies, self.oldest
+    def _take(self, messages: Iterator[tuple[Any, ...]], on_bytes: Callable[[int], None]) -> None:
+        """Act on the messages of ``LineRows.file_messages``."""
+        for message in messages:
+            kind = message[0]
+            if kind == ROWS:
+                self._write(message[1], message[2])
+            elif kind == AT:
+                on_bytes(message[1])
+            elif kind == COUNTS:
+                self.result.add_reading(message[1])
+
+    def _write(self, rows: list[tuple[Any, ...]], keys: list[str]) -> None:
+        tallies = self.tallies
+        if tallies is not None:
+            for row in rows:
+                tallies.add(row)
+        self.writer.write(rows, keys, self.result)
+
+
+# The messages of ``LineRows.file_messages``.
+ROWS = "rows"  # (ROWS, rows, keys): a batch to write
+AT = "at"  # (AT, bytes read so far)
+COUNTS = "counts"  # (COUNTS, ImportResult): a child's counts of the lines it read
+
+
+@dataclass
+class LineRows:
+    """Turn the lines of log files into batches of rows and their import keys.
+
+    It holds no connection, so a child process can run it (``child_reader``); the enricher's
+    caches fill as it goes.
+    """
+
+    enricher: RowEnricher
+    log_format: str
+    #: Lines before this time are older than the longest retention.
+    oldest: float
+    #: The span the station recorded its own requests in (``live_span``).
+    live_from: float
+    live_until: float
+    #: The lines whose rows are yielded together.
+    batch: int = BATCH
+
+    def batches(
+        self,
+        lines: Iterator[bytes],
+        result: ImportResult,
+        progress: Callable[[], None] = lambda: None,
+        name: str | None = None,
+    ) -> Iterator[tuple[list[tuple[Any, ...]], list[str]]]:
+        """Yield the rows of ``lines`` and their keys, those of each ``batch`` lines together
+        (maybe none), counting the lines in ``result``."""
+        enricher, oldest, batch = self.enricher, self.oldest, self.batch
         live_from, live_until = self.live_from, self.live_until
         occurrences = _Occurrences()  # identical lines are numbered within their file
         parse_fast = self.log_format == "combined"
         parse = PARSERS[self.log_format]
-        batch = self.batch
+        rows: list[tuple[Any, ...]] = []
+        keys: list[str] = []
         for number, raw in enumerate(lines, start=1):
             progress()
+            if number % batch == 0:
+                yield rows, keys
+                rows, keys = [], []
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
@@ -299,12 +371,25 @@ class LogImport:
             digest = hashlib.sha256(line).digest()
             # The key starts with the request's second, so keys arrive in index order.
             copy = occurrences.count(digest)
-            batch.append((*row, f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}"))
-            if tallies is not None:
-                tallies.add(row)
-            if len(batch) >= BATCH:
-                self.writer.write(batch, result)
-                batch = self.batch = []
+            rows.append(row)
+            keys.append(f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}")
+        yield rows, keys
+
+    def file_messages(
+        self, path: Path, result: ImportResult | None = None
+    ) -> Iterator[tuple[Any, ...]]:
+        """Yield the messages of reading one file: ``(AT, bytes read)`` and ``(ROWS, rows,
+        keys)`` for each ``batch`` lines; without a ``result`` to count in (in a child
+        process), then ``(COUNTS, the counts)``."""
+        counts = result if result is not None else ImportResult()
+        with collector.paused(), path.open("rb") as raw:
+            lines = _until_damaged(_log_reader(raw, path), path, counts)
+            for rows, keys in self.batches(lines, counts, name=str(path)):
+                yield AT, raw.tell()
+                if rows:
+                    yield ROWS, rows, keys
+        if result is None:
+            yield COUNTS, counts
 
 
 class _Occurrences:
@@ -338,7 +423,15 @@ class BatchWriter:
         self.engine = engine
         self.tallies = tallies
 
-    def write(self, rows: list[tuple[Any, ...]], result: ImportResult, final: bool = False) -> None:
+    def write(
+        self,
+        rows: list[tuple[Any, ...]],
+        keys: list[str],
+        result: ImportResult,
+        final: bool = False,
+    ) -> None:
+        """Write ``rows`` with their import ``keys`` in one transaction; ``final`` (with tallies)
+        tallies every day still open, with or without rows."""
         if not rows and not (final and self.tallies):
             return
         oldest = min((row[HOUR_INDEX] for row in rows), default=0)
@@ -348,7 +441,7 @@ class BatchWriter:
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             if self.tallies is not None:
                 self.tallies.before_write(conn)
-            added = self.INSERT.run(conn, rows)
+            added = self.INSERT.run_columns(conn, [*zip(*rows, strict=True), keys]) if rows else 0
             if self.tallies is not None:
                 self.tallies.after_write(conn, rows, added, final)
             if added:

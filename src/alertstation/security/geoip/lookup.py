@@ -274,6 +274,11 @@ class GeoLocator:
         self._lock = threading.Lock()
         self._slots = {slot: _Slot(slot_path(data_dir, slot)) for slot in SLOTS}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Unpickle as the receiving process's own locator of the same folder (``locator_for``):
+        the open readers stay behind."""
+        return (locator_for, (self.data_dir,))
+
     def locate(self, address: str) -> dict[str, Any] | None:
         """Return flag, country, region, region_code and city of a public address, or None."""
         target = lookup_address(address)
