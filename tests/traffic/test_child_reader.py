@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,13 +116,18 @@ def test_what_the_reader_prints_does_not_reach_its_messages(
     assert "a stray line on stdout" in capfd.readouterr().err
 
 
-def test_leaving_the_messages_early_stops_the_child(tmp_path: Path) -> None:
+def test_ctrl_c_is_left_to_the_parent_and_leaving_the_messages_early_stops_the_child(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "access.log"
     path.write_text("x\n")
     stream = messages(picklable(Endless()) or b"", path)
     assert [next(stream)[:2] for _ in range(3)] == [("tick", 1), ("tick", 2), ("tick", 3)]
-    stream.close()  # as an error in the writer, or Ctrl-C, leaves the loop
     pid = int(path.with_suffix(".pid").read_text())
+    os.kill(pid, signal.SIGINT)  # as Ctrl-C on the terminal reaches the child too
+    for _ in range(200):  # far more than the pipe holds: the child went on after the signal
+        assert next(stream)[0] == "tick"
+    stream.close()  # as an error in the writer, or Ctrl-C in the parent, leaves the loop
     deadline = time.monotonic() + EXIT_SECONDS
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)

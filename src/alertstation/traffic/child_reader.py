@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import traceback
@@ -118,7 +119,9 @@ def serve(path: Path, source: IO[bytes], out: IO[bytes]) -> None:
 
 def main() -> None:
     """Entry point of the child: messages go to the standard output as it was, anything the
-    reader prints to the standard error."""
+    reader prints to the standard error. Ctrl-C on the terminal is left to the parent, which
+    stops the child."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
