@@ -107,6 +107,17 @@ def test_a_child_that_ends_without_finishing_fails_with_its_exit_code(tmp_path: 
     assert got == [("started",)]
 
 
+def test_modules_in_the_working_folder_are_not_imported_by_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("pickle", "traceback", "subprocess"):  # as anyone could leave in /var/log/x
+        (tmp_path / f"{name}.py").write_text("raise SystemExit(9)\n")
+    path = tmp_path / "access.log"
+    path.write_text("text\n")
+    monkeypatch.chdir(tmp_path)
+    assert list(messages(picklable(Noisy()) or b"", Path("access.log"))) == [("text", "text\n")]
+
+
 def test_what_the_reader_prints_does_not_reach_its_messages(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
