@@ -66,8 +66,9 @@ from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
 
 FORMATS = ("combined", "json")
-# Rows per transaction: large enough that commits cost little, small enough that the live
-# recorder's flusher (which waits for the write lock on SQLite) is held up only briefly.
+# Lines whose rows are written in one transaction: large enough that commits cost little, small
+# enough that the live recorder's flusher (which waits for the write lock on SQLite) is held up
+# only briefly.
 BATCH = 20_000
 SQLITE_CACHE_KIB = 32_768
 # Files from this size on are read in a process of their own (``LogImport``): below it, starting
@@ -209,8 +210,8 @@ class LogImport:
     (``oldest_first``).
 
     A file of ``PARALLEL_BYTES`` or more is read, parsed and enriched in a process of its own
-    (``child_reader``) while this one writes its rows: the two halves of the work take about
-    as long each, and the child's rows arrive in the order of the file, as they would here.
+    (``child_reader``) while this one writes and tallies its rows (about three quarters of the
+    work); the child's rows arrive in the order of the file, as they would here.
     """
 
     def __init__(
