@@ -97,6 +97,13 @@ def test_a_reader_that_raises_fails_with_its_traceback_after_its_messages(tmp_pa
     assert got == [("line", "first line")] and str(path) in str(failed.value)
 
 
+def test_a_reader_that_cannot_be_unpickled_fails_with_why(tmp_path: Path) -> None:
+    path = tmp_path / "access.log"
+    path.write_text("x\n")
+    with pytest.raises(ChildFailed, match="UnpicklingError"):
+        list(messages(b"not a pickle", path))
+
+
 def test_a_child_that_ends_without_finishing_fails_with_its_exit_code(tmp_path: Path) -> None:
     path = tmp_path / "access.log"
     path.write_text("x\n")

@@ -70,12 +70,15 @@ def messages(payload: bytes, path: Path) -> Iterator[tuple[Any, ...]]:
     assert child.stdin is not None and child.stdout is not None
     finished = False
     try:
-        with child.stdin:
-            child.stdin.write(payload)
+        try:
+            with child.stdin:
+                child.stdin.write(payload)
+        except BrokenPipeError:  # it ended before reading: said below, with its exit code
+            pass
         while True:
             try:
                 message = pickle.load(child.stdout)
-            except EOFError:
+            except (EOFError, pickle.UnpicklingError):  # ended, maybe mid-message
                 code = child.wait(STOP_SECONDS)
                 raise ChildFailed(
                     f"the reader of {path} stopped without finishing (exit code {code})"
