@@ -79,7 +79,10 @@ def messages(payload: bytes, path: Path) -> Iterator[tuple[Any, ...]]:
             try:
                 message = pickle.load(child.stdout)
             except (EOFError, pickle.UnpicklingError):  # ended, maybe mid-message
-                code = child.wait(STOP_SECONDS)
+                try:
+                    code: int | None = child.wait(STOP_SECONDS)
+                except subprocess.TimeoutExpired:  # closed its output but lives on
+                    code = None
                 raise ChildFailed(
                     f"the reader of {path} stopped without finishing (exit code {code})"
                 ) from None
