@@ -7,12 +7,14 @@ migrated SQLite database as ``traffic.import_dashboard`` does (every line, rollu
 way, then the 31-day dashboard), times GoAccess on the same file, and prints the wall time of
 each stage per line. The stages are timed by wrapping the functions that run them:
 
-- ``BulkInsert.run``: the rows' ``executemany`` (values converted column by column);
+- ``BulkInsert.run_columns``: the rows' ``executemany`` (values converted column by column);
 - ``ImportRollups.after_write``: tallying each batch's rows for the day rollups;
 - ``ImportRollups.finish``: storing the rollups of the days tallied;
 - ``reports.dashboard``: the 30-day dashboard;
 - the rest of ``BatchWriter.write`` (transaction, duplicate count, invalidation);
-- what is left of the whole: reading, parsing and enriching each line, and its key.
+- what is left of the whole: reading, parsing and enriching each line, and its key (a log of
+  ``importer.PARALLEL_BYTES`` or more is read in a child process, so this is then the time
+  spent waiting for its rows and handing them to the tally).
 
 It is for finding where the import's time goes; ``make bench`` gives the ratio it reports.
 """

@@ -108,9 +108,9 @@ class BulkInsert:
             ]
         return found
 
-    def _converted(self, dialect: Dialect, columns: list[Sequence[Any]]) -> list[Sequence[Any]]:
-        """Return ``columns`` (one sequence of values for each name), each converted for
-        ``dialect``."""
+    def _converted(self, dialect: Dialect, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        """Return a copy of ``columns`` (one sequence of values for each name), each converted
+        for ``dialect``."""
         if len(columns) != len(self.names):
             raise ValueError(f"rows of {len(columns)} values for {len(self.names)} columns")
         columns = list(columns)
@@ -132,7 +132,7 @@ class BulkInsert:
         if not count:
             return 0
         dialect = conn.dialect
-        columns = self._converted(dialect, list(columns))
+        columns = self._converted(dialect, columns)
         kept = tuple(
             index
             for index, column in enumerate(columns)
