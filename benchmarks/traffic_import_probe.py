@@ -8,13 +8,14 @@ way, then the 31-day dashboard), times GoAccess on the same file, and prints the
 each stage per line. The stages are timed by wrapping the functions that run them:
 
 - ``BulkInsert.run_columns``: the rows' ``executemany`` (values converted column by column);
-- ``ImportRollups.after_write``: tallying each batch's rows for the day rollups;
+- ``RowTally.end_batch``: tallying the days whose rows have all arrived, for the day rollups
+  (done by the reader: with a child reader, not in this process, so not timed);
 - ``ImportRollups.finish``: storing the rollups of the days tallied;
 - ``reports.dashboard``: the 30-day dashboard;
 - the rest of ``BatchWriter.write`` (transaction, duplicate count, invalidation);
-- what is left of the whole: reading, parsing and enriching each line, and its key (a log of
-  ``importer.PARALLEL_BYTES`` or more is read in a child process, so this is then the time
-  spent waiting for its rows and handing them to the tally).
+- what is left of the whole: reading, parsing and enriching each line, its key, and handing it
+  to the tally (a log of ``importer.PARALLEL_BYTES`` or more is read in a child process, so
+  this is then the time spent waiting for its rows).
 
 It is for finding where the import's time goes; ``make bench`` gives the ratio it reports.
 """
@@ -60,7 +61,7 @@ def main(argv: list[str]) -> None:
         log = accesslog.write(folder / "access.log", lines, end, agents=varied)
         spent: dict[str, float] = {}
         timed(bulk.BulkInsert, "run_columns", spent)
-        timed(import_rollups.ImportRollups, "after_write", spent)
+        timed(import_rollups.RowTally, "end_batch", spent)
         timed(import_rollups.ImportRollups, "finish", spent)
         timed(importer.BatchWriter, "write", spent)
         timed(reports, "dashboard", spent)
@@ -69,14 +70,16 @@ def main(argv: list[str]) -> None:
         ours_import_and_dashboard(engine, log, end)
         whole = time.perf_counter() - started
         engine.dispose()
-        writer_rest = spent["write"] - spent["run_columns"] - spent["after_write"]
+        writer_rest = spent["write"] - spent["run_columns"]
+        tallied = spent.get("end_batch", 0.0)
         stages = {
             "read, parse, enrich, key": whole
             - spent["write"]
+            - tallied
             - spent["finish"]
             - spent["dashboard"],
             "executemany (run_columns)": spent["run_columns"],
-            "tally batches (after_write)": spent["after_write"],
+            "tally batches (end_batch)": tallied,
             "rest of each batch's write": writer_rest,
             "store rollups (finish)": spent["finish"],
             "dashboard": spent["dashboard"],

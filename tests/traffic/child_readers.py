@@ -48,3 +48,17 @@ class Noisy:
     def file_messages(self, path: Path) -> Iterator[tuple[Any, ...]]:
         print("a stray line on stdout")
         yield "text", path.read_text()
+
+
+@dataclass
+class Counting:
+    """Send messages of a MiB without end, writing beside the file how many it has made."""
+
+    def file_messages(self, path: Path) -> Iterator[tuple[Any, ...]]:
+        made = path.with_suffix(".made")
+        number = 0
+        while True:
+            number += 1
+            yield "big", number, b"x" * 2**20
+            made.with_suffix(".new").write_text(str(number))
+            made.with_suffix(".new").replace(made)

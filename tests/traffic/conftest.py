@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
+from alertstation.traffic import importer
 from alertstation.traffic.recorder import flush_all
 from alertstation.traffic.settings import settings_cache_for
 from alertstation.traffic.tables import (
@@ -23,6 +24,13 @@ from tests.support import SignedIn
 from tests.support import StationHarness as Station
 
 VISITOR_IP = "203.0.113.7"
+
+
+@pytest.fixture(params=["here", "child"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Read every file of an import in this process, or every file in a process of its own."""
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0 if request.param == "child" else 2**62)
+    return str(request.param)
 
 
 @pytest.fixture

@@ -103,13 +103,6 @@ def test_combined_and_json_lines_parse() -> None:
     assert parse_json("[1, 2]") is None
 
 
-@pytest.fixture(params=["here", "child"])
-def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Read every file in this process, or every file in a process of its own."""
-    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0 if request.param == "child" else 2**62)
-    return str(request.param)
-
-
 @pytest.mark.usefixtures("station_env", "reading")
 def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
     tmp_path: Path, engine: Engine, capsys: pytest.CaptureFixture[str]

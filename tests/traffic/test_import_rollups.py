@@ -81,6 +81,7 @@ def no_reading_back(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the import read its rows back")
 
 
+@pytest.mark.usefixtures("reading")
 def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,6 +107,7 @@ def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
     assert dashboard(engine, now) == streamed
 
 
+@pytest.mark.usefixtures("reading")
 def test_one_import_of_several_files_tallies_the_days_running_on_across_them_from_its_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,6 +135,7 @@ def test_one_import_of_several_files_tallies_the_days_running_on_across_them_fro
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
 
 
+@pytest.mark.usefixtures("reading")
 def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_dashboard(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,6 +161,7 @@ def test_imports_into_days_that_have_rows_and_out_of_order_give_the_raw_rows_das
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
 
 
+@pytest.mark.usefixtures("reading")
 def test_a_late_line_of_a_day_already_tallied_leaves_that_day_to_the_raw_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,6 +173,7 @@ def test_a_late_line_of_a_day_already_tallied_leaves_that_day_to_the_raw_rows(
     assert dashboard(engine, now) == expected == from_raw_rows(engine, now)
 
 
+@pytest.mark.usefixtures("reading")
 def test_days_beyond_the_tallied_limit_are_read_back(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,9 +193,9 @@ def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_
     chunk = 97  # a day holds about LINES / DAYS = 500 rows
     monkeypatch.setattr(daily, "CHUNK_ROWS", chunk)
     held = [0]  # the most rows of one day the import held at once
-    add = import_rollups.ImportRollups.add
+    add = import_rollups.RowTally.add
 
-    def counted(self: import_rollups.ImportRollups, row: tuple[Any, ...]) -> None:
+    def counted(self: import_rollups.RowTally, row: tuple[Any, ...]) -> None:
         add(self, row)
         held[0] = max(held[0], *map(len, self.open.values()), 0)
 
@@ -203,7 +208,7 @@ def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_
             reads[-1].append([row[0] for row in rows])
             yield rows
 
-    monkeypatch.setattr(import_rollups.ImportRollups, "add", counted)
+    monkeypatch.setattr(import_rollups.RowTally, "add", counted)
     monkeypatch.setattr(daily, "visitor_batches", recorded)
     import_file(engine, log, "combined", None, now=now)
     assert 0 < held[0] <= chunk

@@ -1,8 +1,8 @@
 """Read a file in a process of its own, passing what it finds back as messages.
 
-An access-log import spends about a quarter of its time reading, parsing and enriching lines,
-and the rest writing and tallying their rows. Both hold Python's interpreter lock, so a thread
-gains nothing. ``messages`` runs ``reader.file_messages(path)`` in a child process and yields
+An access-log import spends about half its time reading, parsing, enriching and tallying lines,
+and the rest writing their rows. Both hold Python's interpreter lock, so a thread gains
+nothing. ``messages`` runs ``reader.file_messages(path)`` in a child process and yields
 each message it sends, while this process writes the rows of the messages before.
 
 The child is a fresh interpreter (``python -P -m alertstation.traffic.child_reader``), so no
@@ -11,8 +11,9 @@ lock, thread or connection of this process is copied into it, and no script is i
 log folder others may write to) off its module path. It is given the pickled reader on its
 standard input and this process's module path, and sends each message pickled on its standard
 output, then ``(DONE,)``. When the reader raises, it sends ``(FAILED, text)`` and ``messages``
-raises ``ChildFailed``, as it does when the child ends without ``DONE``. The pipe holds a few
-messages at most, so the child waits when the writer falls behind and memory stays bounded.
+raises ``ChildFailed``, as it does when the child ends without ``DONE``. The child holds
+up to ``AHEAD`` messages made but not yet taken, so it reads on while this process writes, and
+waits when the writer falls further behind: memory stays bounded.
 Leaving the loop early (an error in the writer, Ctrl-C) stops the child.
 """
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +35,8 @@ DONE = "done"
 FAILED = "failed"
 # How long a child is given to exit once done or stopped, before it is killed.
 STOP_SECONDS = 10.0
+# Messages a child holds made but not yet sent (a batch of rows each: a few MiB).
+AHEAD = 4
 
 
 class ChildFailed(RuntimeError):
@@ -112,16 +117,51 @@ def _stop(child: subprocess.Popen[bytes], finished: bool) -> None:
 
 def serve(path: Path, source: IO[bytes], out: IO[bytes]) -> None:
     """The child's work: read ``path`` with the reader pickled in ``source``, writing each
-    message pickled to ``out``."""
+    message pickled to ``out``.
+
+    The messages are written by a thread of their own, up to ``AHEAD`` of them waiting, so the
+    reader goes on while the parent is busy with a batch before (the reader's work comes in
+    lumps: a day is tallied when its last row has come).
+    """
+    outbox: queue.Queue[bytes | None] = queue.Queue(AHEAD)
+    sender = _Sender(outbox, out)
+    sender.start()
     try:
-        reader: FileReader = pickle.loads(source.read())
-        for message in reader.file_messages(path):
-            pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
-            out.flush()  # sent now, whatever comes next
-        pickle.dump((DONE,), out)
-    except Exception:  # noqa: BLE001 - everything is reported to the parent
-        pickle.dump((FAILED, traceback.format_exc()), out)
-    out.flush()
+        try:
+            reader: FileReader = pickle.loads(source.read())
+            for message in reader.file_messages(path):
+                outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+                if sender.failure is not None:
+                    break  # the parent stopped reading: nobody is left to tell
+            else:
+                outbox.put(pickle.dumps((DONE,)))
+        except Exception:  # noqa: BLE001 - everything is reported to the parent
+            outbox.put(pickle.dumps((FAILED, traceback.format_exc())))
+    finally:
+        outbox.put(None)
+        sender.join()
+    if sender.failure is not None:
+        raise sender.failure
+
+
+class _Sender(threading.Thread):
+    """Write the pickled messages of a queue to ``out`` until it gives None; after a failed
+    write, take the rest without writing them (``failure`` says why)."""
+
+    def __init__(self, outbox: queue.Queue[bytes | None], out: IO[bytes]) -> None:
+        super().__init__(name="child-reader-sender", daemon=True)
+        self.outbox = outbox
+        self.out = out
+        self.failure: OSError | None = None
+
+    def run(self) -> None:
+        while (message := self.outbox.get()) is not None:
+            if self.failure is None:
+                try:
+                    self.out.write(message)
+                    self.out.flush()  # sent now, whatever comes next
+                except OSError as error:  # BrokenPipeError: the parent stopped reading
+                    self.failure = error
 
 
 def main() -> None:

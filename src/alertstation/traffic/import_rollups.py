@@ -18,8 +18,12 @@ when any of these holds:
   tallied, so memory stays bounded on a day of any size; the database path reads such a day a
   batch of whole visitors at a time).
 
-``finish`` stores the hourly and daily rollups of every complete hour and day up to ``now``
-(``rollups.ensure_rolled_up``), taking the tallied days from here and the others from raw rows.
+The work is split in two. ``RowTally`` tallies the rows where they are made, with the reader of
+the lines (in a child process for a large file: ``importer.LineRows``), giving visitors ids of
+its own; it needs no database. ``ImportRollups``, beside the writer, checks the days against the
+database and, in ``finish``, stores the hourly and daily rollups of every complete hour and day
+up to ``now`` (``rollups.ensure_rolled_up``): the tallied days from the tally, their visitor ids
+mapped to the database's, and the others from raw rows.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any
 
+from pyroaring import BitMap
 from sqlalchemy import Connection, Engine, func, select
 
 from alertstation.traffic import daily, rollups
 from alertstation.traffic.rows import ROW_COLUMNS
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.tally import DAY_SECONDS, DayTotals, accumulate_columns
+from alertstation.traffic.tally import DAY_SECONDS, DayTotals, Tally, accumulate_columns
 from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
@@ -49,21 +54,29 @@ _VISITOR_TIME = itemgetter(_KEY, _TS)
 MAX_DAYS = 100
 
 
-class ImportRollups:
-    """Tally one import's rows per UTC day and hour, for the days that had no rows before it."""
+class RowTally:
+    """Tally rows per UTC day and hour as they stream by, giving visitors ids of its own.
+
+    It holds no connection, so it travels with the reader of a file into a child process and
+    back (``importer.LineRows``); ``ImportRollups`` decides which of its days are stored, and
+    maps its visitor ids to the database's.
+    """
 
     def __init__(self) -> None:
+        # The limits, read when the tally is made (so they reach a child process as they are).
+        self.max_days = MAX_DAYS
+        self.chunk_rows = daily.CHUNK_ROWS
         self.open: dict[int, list[tuple[Any, ...]]] = {}  # days whose rows still arrive
         self.tallied: dict[int, DayTotals] = {}
-        self.counts: dict[int, int] = {}  # rows of each tallied day given to the database
+        self.counts: dict[int, int] = {}  # rows of each tallied day
         self.left: set[int] = set()  # days left to the database path
-        self.unchecked: set[int] = set()  # days not yet checked for stored rows
         self.batch_days: set[int] = set()  # days of the batch being gathered
         self.hours: dict[int, dict[int, rollups.Hour]] = {}  # each tallied day's hours
+        #: This tally's id of each visitor key, in the order given (0, 1, 2 ...).
         self.ids: dict[str, int] = {}
 
     def add(self, row: tuple[Any, ...]) -> None:
-        """Take one row (``ROW_COLUMNS`` order) about to be written."""
+        """Take one row (``ROW_COLUMNS`` order) of the batch being gathered."""
         day = int(row[_TS] // DAY_SECONDS)
         rows = self.open.get(day)
         if rows is None:
@@ -72,12 +85,11 @@ class ImportRollups:
             if day in self.tallied:  # a late row of a day already tallied
                 self.leave(day)
                 return
-            if len(self.open) + len(self.tallied) >= MAX_DAYS:
+            if len(self.open) + len(self.tallied) >= self.max_days:
                 self.left.add(day)
                 return
             rows = self.open[day] = []
-            self.unchecked.add(day)
-        if len(rows) >= daily.CHUNK_ROWS:
+        if len(rows) >= self.chunk_rows:
             self.leave(day)
             return
         self.batch_days.add(day)
@@ -90,40 +102,31 @@ class ImportRollups:
         self.tallied.pop(day, None)
         self.hours.pop(day, None)
 
-    def before_write(self, conn: Connection) -> None:
-        """In the batch's transaction, before its insert: leave the new days that have rows."""
-        for day in sorted(self.unchecked):
-            start = day * DAY_SECONDS
-            found = conn.execute(
-                select(t.c.id).where(t.c.ts >= start, t.c.ts < start + DAY_SECONDS).limit(1)
-            ).first()
-            if found is not None:
-                self.leave(day)
-        self.unchecked.clear()
-
-    def after_write(
-        self, conn: Connection, rows: list[tuple[Any, ...]], inserted: int, final: bool = False
-    ) -> None:
-        """In the batch's transaction, after its insert of ``inserted`` of ``rows``: give the
-        visitors ids and tally the days that got no row in this batch (every day when
-        ``final``)."""
-        if inserted != len(rows):  # some lines were imported before: their days may differ
-            for day in self.batch_days:
-                self.leave(day)
-        new = {row[_KEY] for row in rows}.difference(self.ids)
-        if new:
-            self.ids.update(visitor_ids(conn, new))
+    def end_batch(self) -> set[int]:
+        """End the batch being gathered: tally the days that got no row in it (their rows have
+        all arrived, in a log in time order); return the days it holds rows of."""
+        days, self.batch_days = self.batch_days, set()
         for day in list(self.open):
-            if final or day not in self.batch_days:
+            if day not in days:
                 self._tally(day, self.open.pop(day))
-        self.batch_days = set()
+        return days
+
+    def close(self) -> None:
+        """Tally every day still open (the import's last line has been read)."""
+        self.end_batch()
+        for day in list(self.open):
+            self._tally(day, self.open.pop(day))
 
     def _tally(self, day: int, rows: list[tuple[Any, ...]]) -> None:
         """Tally the rows of a day, and each of its hours."""
         rows.sort(key=_VISITOR_TIME)
         columns = dict(zip(ROW_COLUMNS, zip(*rows, strict=True), strict=True))
+        ids = self.ids
+        for key in columns["visitor_key"]:
+            if key not in ids:
+                ids[key] = len(ids)
         self.counts[day] = len(rows)
-        self.tallied[day] = accumulate_columns(columns, self.ids)
+        self.tallied[day] = accumulate_columns(columns, ids)
         hours = columns["hour"]
         found = {hour: rollups.Hour(hits) for hour, hits in Counter(hours).items()}
         for hour, views in Counter(compress(hours, columns["page_view"])).items():
@@ -135,28 +138,91 @@ class ImportRollups:
         for hour, size in spent.items():
             found[hour].bytes = size
         for hour, key in set(zip(hours, columns["visitor_key"], strict=True)):
-            found[hour].visitors.add(self.ids[key])
+            found[hour].visitors.add(ids[key])
         self.hours[day] = found
 
-    def known(self, conn: Connection) -> rollups.Known:
+
+class ImportRollups:
+    """Which days of an import's ``RowTally`` are stored as tallied: those that had no rows
+    before the import, and whose stored rows are exactly the ones the import wrote."""
+
+    def __init__(self) -> None:
+        self.checked: set[int] = set()  # days checked for rows stored before the import
+        self.left: set[int] = set()  # days left to the database path
+
+    def before_write(self, conn: Connection, days: set[int]) -> None:
+        """In a batch's transaction, before its insert: leave the batch's new ``days`` that
+        have rows."""
+        for day in sorted(days.difference(self.checked)):
+            start = day * DAY_SECONDS
+            found = conn.execute(
+                select(t.c.id).where(t.c.ts >= start, t.c.ts < start + DAY_SECONDS).limit(1)
+            ).first()
+            if found is not None:
+                self.left.add(day)
+        self.checked.update(days)
+
+    def after_write(self, days: set[int], rows: int, inserted: int) -> None:
+        """After a batch of ``rows`` rows of ``days`` inserted ``inserted``: when some lines
+        were imported before, leave its days (their rows may differ from the tally's)."""
+        if inserted != rows:
+            self.left.update(days)
+
+    def known(self, conn: Connection, tally: RowTally) -> rollups.Known:
         """Return the tallied days (and their hours) whose stored rows are exactly the ones this
-        import wrote."""
+        import wrote, with the database's visitor ids."""
         days: dict[int, DayTotals] = {}
         hours: dict[int, rollups.Hour] = {}
-        for day, totals in self.tallied.items():
+        kept = []
+        for day in sorted(set(tally.tallied).difference(self.left)):
             start = day * DAY_SECONDS
             stored = conn.execute(
                 select(func.count()).where(t.c.ts >= start, t.c.ts < start + DAY_SECONDS)
             ).scalar_one()
-            if stored != self.counts[day]:
-                continue
-            days[day] = totals
-            found = self.hours[day]
+            if stored == tally.counts[day]:
+                kept.append(day)
+        if not kept:
+            return rollups.Known()
+        stored_ids = visitor_ids(conn, tally.ids)
+        mapping = [stored_ids[key] for key in tally.ids]  # this tally's id -> the database's
+        for day in kept:
+            days[day] = _with_ids(tally.tallied[day], mapping)
+            found = tally.hours[day]
             for hour in range(day * 24, day * 24 + 24):
-                hours[hour] = found.get(hour) or rollups.Hour()
+                seen = found.get(hour)
+                hours[hour] = (
+                    rollups.Hour(
+                        seen.hits, seen.page_views, seen.bytes, _mapped(seen.visitors, mapping)
+                    )
+                    if seen is not None
+                    else rollups.Hour()
+                )
         return rollups.Known(hours, days)
 
-    def finish(self, engine: Engine, now: datetime) -> int:
+    def finish(self, engine: Engine, now: datetime, tally: RowTally) -> int:
         """Store the rollups of every complete hour and day before ``now`` not stored yet, the
-        tallied days from here; return the number of hours rolled up."""
-        return rollups.ensure_rolled_up(engine, now, self.known)
+        tallied days from ``tally``; return the number of hours rolled up."""
+        tally.close()
+        return rollups.ensure_rolled_up(engine, now, lambda conn: self.known(conn, tally))
+
+
+def _mapped(visitors: BitMap, mapping: list[int]) -> BitMap:
+    """Return ``visitors`` with each id replaced by ``mapping``'s."""
+    return BitMap([mapping[visitor] for visitor in visitors])
+
+
+def _with_ids(totals: DayTotals, mapping: list[int]) -> DayTotals:
+    """Return a copy of ``totals`` whose visitor bitmaps hold ``mapping``'s ids."""
+    copy = DayTotals(totals.visits, totals.bounces, totals.visit_seconds)
+    for name, tallies in totals.lists.items():
+        copy.lists[name] = {
+            key: Tally(
+                tally.hits,
+                tally.bytes,
+                tally.total_ms,
+                tally.max_ms,
+                _mapped(tally.visitors, mapping) if tally.visitors else BitMap(),
+            )
+            for key, tally in tallies.items()
+        }
+    return copy

@@ -51,7 +51,7 @@ from alertstation.traffic.enrich import (
     request_parts,
     unescape,
 )
-from alertstation.traffic.import_rollups import ImportRollups
+from alertstation.traffic.import_rollups import ImportRollups, RowTally
 from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.rows import (
@@ -209,9 +209,10 @@ class LogImport:
     of being read back from raw rows after each file. Files are best added oldest first
     (``oldest_first``).
 
-    A file of ``PARALLEL_BYTES`` or more is read, parsed and enriched in a process of its own
-    (``child_reader``) while this one writes and tallies its rows (about three quarters of the
-    work); the child's rows arrive in the order of the file, as they would here.
+    A file of ``PARALLEL_BYTES`` or more is read, parsed, enriched and tallied in a process of
+    its own (``child_reader``) while this one writes its rows; the child's rows arrive in the
+    order of the file, as they would here, and its tally comes back at the end of the file, to
+    go on with the next.
     """
 
     def __init__(
@@ -238,6 +239,7 @@ class LogImport:
             live_from,
             live_until,
             BATCH,
+            RowTally() if now is not None else None,
         )
         self.tallies = ImportRollups() if now is not None else None
         self.writer = BatchWriter(engine, self.tallies)
@@ -251,8 +253,8 @@ class LogImport:
         """Import the lines of one file (``name``d in the summary's first unreadable line); its
         rows are written when this returns."""
         with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
-            for rows, keys in self.reader.batches(lines, self.result, progress, name):
-                self._write(rows, keys)
+            for rows, keys, days in self.reader.batches(lines, self.result, progress, name):
+                self.writer.write(rows, keys, days, self.result)
 
     def add_file(self, path: Path, on_bytes: Callable[[int], None] = lambda done: None) -> None:
         """Import one access-log file (gzipped when it ends in ``.gz``), calling ``on_bytes``
@@ -274,10 +276,10 @@ class LogImport:
     def finish(self) -> ImportResult:
         """Store the rollups of the complete hours and days before ``now`` (when given); return
         the counts."""
-        with collector.paused():
-            self.writer.write([], [], self.result, final=True)
-            if self.tallies is not None and self.now is not None:
-                self.tallies.finish(self.engine, self.now)
+        tally = self.reader.tally
+        if self.tallies is not None and tally is not None and self.now is not None:
+            with collector.paused():
+                self.tallies.finish(self.engine, self.now, tally)
         return self.result
 
     def _take(self, messages: Iterator[tuple[Any, ...]], on_bytes: Callable[[int], None]) -> None:
@@ -285,24 +287,19 @@ class LogImport:
         for message in messages:
             kind = message[0]
             if kind == ROWS:
-                self._write(message[1], message[2])
+                self.writer.write(message[1], message[2], message[3], self.result)
             elif kind == AT:
                 on_bytes(message[1])
             elif kind == COUNTS:
                 self.result.add_reading(message[1])
-
-    def _write(self, rows: list[tuple[Any, ...]], keys: list[str]) -> None:
-        tallies = self.tallies
-        if tallies is not None:
-            for row in rows:
-                tallies.add(row)
-        self.writer.write(rows, keys, self.result)
+                self.reader.tally = message[2]  # the tally, carried on by the child
 
 
 # The messages of ``LineRows.file_messages``.
-ROWS = "rows"  # (ROWS, rows, keys): a batch to write
+ROWS = "rows"  # (ROWS, rows, keys, days): a batch to write, and the days of its tallied rows
 AT = "at"  # (AT, bytes read so far)
-COUNTS = "counts"  # (COUNTS, ImportResult): a child's counts of the lines it read
+# (COUNTS, ImportResult, RowTally or None): a child's counts of the lines it read, and its tally
+COUNTS = "counts"
 
 
 @dataclass
@@ -310,7 +307,7 @@ class LineRows:
     """Turn the lines of log files into batches of rows and their import keys.
 
     It holds no connection, so a child process can run it (``child_reader``); the enricher's
-    caches fill as it goes.
+    caches fill as it goes, and so does the tally of the rows (when the import stores rollups).
     """
 
     enricher: RowEnricher
@@ -322,6 +319,8 @@ class LineRows:
     live_until: float
     #: The lines whose rows are yielded together.
     batch: int = BATCH
+    #: Tallies the rows for the rollups (``traffic.import_rollups``), or None.
+    tally: RowTally | None = None
 
     def batches(
         self,
@@ -329,10 +328,12 @@ class LineRows:
         result: ImportResult,
         progress: Callable[[], None] = lambda: None,
         name: str | None = None,
-    ) -> Iterator[tuple[list[tuple[Any, ...]], list[str]]]:
-        """Yield the rows of ``lines`` and their keys, those of each ``batch`` lines together
-        (maybe none), counting the lines in ``result``."""
-        enricher, oldest, batch = self.enricher, self.oldest, self.batch
+    ) -> Iterator[tuple[list[tuple[Any, ...]], list[str], set[int]]]:
+        """Yield the rows of ``lines``, their keys and the days of the rows tallied
+        (``RowTally.end_batch``), those of each ``batch`` lines together (maybe none), counting
+        the lines in ``result``."""
+        enricher, oldest, batch, tally = self.enricher, self.oldest, self.batch, self.tally
+        add = tally.add if tally is not None else None
         live_from, live_until = self.live_from, self.live_until
         occurrences = _Occurrences()  # identical lines are numbered within their file
         parse_fast = self.log_format == "combined"
@@ -342,7 +343,7 @@ class LineRows:
         for number, raw in enumerate(lines, start=1):
             progress()
             if number % batch == 0:
-                yield rows, keys
+                yield rows, keys, tally.end_batch() if tally is not None else set()
                 rows, keys = [], []
             line = raw.rstrip(b"\r\n")
             if not line.strip():
@@ -374,23 +375,25 @@ class LineRows:
             copy = occurrences.count(digest)
             rows.append(row)
             keys.append(f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}")
-        yield rows, keys
+            if add is not None:
+                add(row)
+        yield rows, keys, tally.end_batch() if tally is not None else set()
 
     def file_messages(
         self, path: Path, result: ImportResult | None = None
     ) -> Iterator[tuple[Any, ...]]:
         """Yield the messages of reading one file: ``(AT, bytes read)`` and ``(ROWS, rows,
-        keys)`` for each ``batch`` lines; without a ``result`` to count in (in a child
-        process), then ``(COUNTS, the counts)``."""
+        keys, days)`` for each ``batch`` lines; without a ``result`` to count in (in a child
+        process), then ``(COUNTS, the counts, the tally)``."""
         counts = result if result is not None else ImportResult()
         with collector.paused(), path.open("rb") as raw:
             lines = _until_damaged(_log_reader(raw, path), path, counts)
-            for rows, keys in self.batches(lines, counts, name=str(path)):
+            for rows, keys, days in self.batches(lines, counts, name=str(path)):
                 yield AT, raw.tell()
                 if rows:
-                    yield ROWS, rows, keys
+                    yield ROWS, rows, keys, days
         if result is None:
-            yield COUNTS, counts
+            yield COUNTS, counts, self.tally
 
 
 class _Occurrences:
@@ -425,26 +428,22 @@ class BatchWriter:
         self.tallies = tallies
 
     def write(
-        self,
-        rows: list[tuple[Any, ...]],
-        keys: list[str],
-        result: ImportResult,
-        final: bool = False,
+        self, rows: list[tuple[Any, ...]], keys: list[str], days: set[int], result: ImportResult
     ) -> None:
-        """Write ``rows`` with their import ``keys`` in one transaction; ``final`` (with tallies)
-        tallies every day still open, with or without rows."""
-        if not rows and not (final and self.tallies):
+        """Write ``rows`` with their import ``keys`` in one transaction; ``days`` are the days of
+        the rows tallied for the rollups."""
+        if not rows:
             return
-        oldest = min((row[HOUR_INDEX] for row in rows), default=0)
+        oldest = min(row[HOUR_INDEX] for row in rows)
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":
                 # Room for the index pages a large import touches (the default is 2 MiB).
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             if self.tallies is not None:
-                self.tallies.before_write(conn)
-            added = self.INSERT.run_columns(conn, [*zip(*rows, strict=True), keys]) if rows else 0
+                self.tallies.before_write(conn, days)
+            added = self.INSERT.run_columns(conn, [*zip(*rows, strict=True), keys])
             if self.tallies is not None:
-                self.tallies.after_write(conn, rows, added, final)
+                self.tallies.after_write(days, len(rows), added)
             if added:
                 rollups.invalidate_from(conn, oldest)
                 rows_changed(conn)
