@@ -35,6 +35,7 @@ LAYERS: Mapping[str, int] = {
     "collector": 1,
     "db": 1,
     "errors": 1,
+    "kernel_loader": 1,
     "logs": 1,
     "same": 1,
     "settings": 1,
@@ -42,7 +43,6 @@ LAYERS: Mapping[str, int] = {
     # 2: the web and command plumbing
     "commands": 2,
     "http": 2,
-    "kernel_loader": 2,
     # 3: what a running station hands to resources and jobs
     "context": 3,
     # 4

@@ -5,6 +5,9 @@ its own machinery; for tens of thousands of rows that costs more than the databa
 ``BulkInsert`` compiles the statement text once per dialect and applies only the bind processors
 the columns have (on SQLite, dates and booleans), so the driver receives ready tuples.
 
+On SQLite, ``run`` and ``run_columns`` hand the converted columns to the compiled twin of
+``executemany`` (``alertstation.db.staged_insert``) when the connection has it.
+
 ``run``, ``run_columns`` (values given column by column) and ``run_one_statement`` (one
 multi-row INSERT) convert column by column, each processor mapped over its column; ``run`` and
 ``run_columns`` also leave out a column that is None in every row of
@@ -26,6 +29,7 @@ from sqlalchemy import Boolean, Connection, Table
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeEngine
 
+from alertstation.db import staged_insert
 from alertstation.db.types import UTCDateTime
 
 Processor = Callable[[Any], Any]
@@ -127,7 +131,8 @@ class BulkInsert:
 
     def run_columns(self, conn: Connection, columns: Sequence[Sequence[Any]]) -> int:
         """Insert the rows whose values ``columns`` holds column by column (``names`` order,
-        each as long as the others) with one ``executemany``; return how many were inserted."""
+        each as long as the others) with one ``executemany`` (on SQLite, its compiled twin);
+        return how many were inserted."""
         count = len(columns[0]) if columns else 0
         if not count:
             return 0
@@ -141,8 +146,10 @@ class BulkInsert:
         sql = self._statements.get((dialect.name, kept))
         if sql is None:
             sql = self._statements[(dialect.name, kept)] = self._sql(dialect, kept)
-        values = list(zip(*(columns[index] for index in kept), strict=True))
-        return int(conn.exec_driver_sql(sql, values).rowcount)
+        chosen = [columns[index] for index in kept]
+        if dialect.name == "sqlite" and staged_insert.available(conn):
+            return staged_insert.insert_columns(conn, sql, chosen)
+        return int(conn.exec_driver_sql(sql, list(zip(*chosen, strict=True))).rowcount)
 
     def run_one_statement(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> int:
         """Insert ``rows`` as ONE multi-row ``INSERT ... VALUES (...), (...)``; return how many

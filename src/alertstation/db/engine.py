@@ -12,6 +12,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from alertstation.db import staged_insert
+
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 IMMEDIATE_OPTION = "alertstation_sqlite_immediate"
 
@@ -54,6 +56,7 @@ def is_outage(ex: BaseException) -> bool:
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
+    staged_insert.register()  # before any connection opens: each then has the bulk insert
     connect_args = kwargs.pop("connect_args", {})
     connect_args.setdefault("check_same_thread", False)
     connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
