@@ -28,7 +28,7 @@ mapped to the database's, and the others from raw rows.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import datetime
 from itertools import compress
 from operator import itemgetter
@@ -40,16 +40,23 @@ from sqlalchemy import Connection, Engine, func, select
 from alertstation.traffic import daily, rollups
 from alertstation.traffic.rows import ROW_COLUMNS
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.tally import DAY_SECONDS, DayTotals, Tally, accumulate_columns
+from alertstation.traffic.tally import (
+    DAY_SECONDS,
+    DayTotals,
+    Tally,
+    accumulate_columns,
+    profile_tallies,
+)
 from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
 _TS = ROW_COLUMNS.index("ts")
 _KEY = ROW_COLUMNS.index("visitor_key")
 # The rows' ids are not known before the insert; ``accumulate_columns`` does not read them (they
-# only order the rows), so the rows are put in (visitor, time) order by a stable sort of the
+# only order the rows), so the rows are put in (visitor, time) order by stable sorts of the
 # arrival order, which is the order of their ids.
-_VISITOR_TIME = itemgetter(_KEY, _TS)
+_TIME = itemgetter(_TS)
+_VISITOR = itemgetter(_KEY)
 # Days tallied in memory at most (a year's log imported at once reads the later days back).
 MAX_DAYS = 100
 
@@ -119,7 +126,9 @@ class RowTally:
 
     def _tally(self, day: int, rows: list[tuple[Any, ...]]) -> None:
         """Tally the rows of a day, and each of its hours."""
-        rows.sort(key=_VISITOR_TIME)
+        # In (visitor, time) order: two stable sorts, the first over rows mostly in time order.
+        rows.sort(key=_TIME)
+        rows.sort(key=_VISITOR)
         columns = dict(zip(ROW_COLUMNS, zip(*rows, strict=True), strict=True))
         ids = self.ids
         for key in columns["visitor_key"]:
@@ -128,18 +137,13 @@ class RowTally:
         self.counts[day] = len(rows)
         self.tallied[day] = accumulate_columns(columns, ids)
         hours = columns["hour"]
-        found = {hour: rollups.Hour(hits) for hour, hits in Counter(hours).items()}
-        for hour, views in Counter(compress(hours, columns["page_view"])).items():
-            found[hour].page_views = views
-        spent: defaultdict[int, int] = defaultdict(int)
-        for hour, size in zip(hours, columns["content_length"], strict=True):
-            if size:
-                spent[hour] += size
-        for hour, size in spent.items():
-            found[hour].bytes = size
-        for hour, key in set(zip(hours, columns["visitor_key"], strict=True)):
-            found[hour].visitors.add(ids[key])
-        self.hours[day] = found
+        visitors = list(map(ids.__getitem__, columns["visitor_key"]))
+        sizes = [size or 0 for size in columns["content_length"]]
+        views = Counter(compress(hours, columns["page_view"]))
+        self.hours[day] = {
+            hour: rollups.Hour(hits, views[hour], spent, BitMap(seen))
+            for (hour,), hits, spent, seen in profile_tallies([hours], visitors, sizes)
+        }
 
 
 class ImportRollups:

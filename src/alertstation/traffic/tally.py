@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq, ge, is_not
 from typing import Any, Final
 
 from pyroaring import BitMap
+
+from alertstation.kernel_loader import load_kernel
 
 DAY_SECONDS: Final[int] = 86_400
 VISIT_GAP: Final[int] = 30 * 60
@@ -182,17 +186,46 @@ def _plan() -> list[tuple[str, int, tuple[int, ...], str | None, int]]:
 _PLAN: Final = _plan()
 
 
+Grouped = list[tuple[tuple[Any, ...], int, int, list[int]]]
+
+
+def py_profile_tallies(
+    columns: Sequence[Sequence[Any]], visitors: list[int], sizes: list[int]
+) -> Grouped:
+    """Return ``(key, hits, bytes, visitors)`` for each distinct key, in order of first
+    appearance: ``key`` the tuple of a row's values in ``columns``, ``visitors`` the sorted
+    distinct ids of ``visitors`` among its rows, ``bytes`` the sum of ``sizes`` over them.
+
+    The reference twin of the compiled ``tallygroups`` kernel (``profile_tallies``)."""
+    if not columns:
+        raise ValueError("no columns to key the rows by")
+    keys = list(zip(*columns, strict=True))
+    if len(keys) != len(visitors) or len(sizes) != len(visitors):
+        raise ValueError(f"{len(keys)} rows, {len(visitors)} visitors and {len(sizes)} sizes")
+    hits = Counter(keys)
+    spent = dict.fromkeys(hits, 0)
+    for key, size in zip(keys, sizes, strict=True):
+        spent[key] += size
+    seen: dict[tuple[Any, ...], set[int]] = {key: set() for key in hits}
+    for key, visitor in set(zip(keys, visitors, strict=True)):
+        seen[key].add(visitor)
+    return [(key, count, spent[key], sorted(seen[key])) for key, count in hits.items()]
+
+
+_kernel = load_kernel("tallygroups")
+profile_tallies: Callable[[Sequence[Sequence[Any]], list[int], list[int]], Grouped] = (
+    _kernel.profile_tallies if _kernel is not None else py_profile_tallies
+)
+
+
 def _profile_tallies(
-    keys: Sequence[tuple[Any, ...]], visitors: Sequence[int], sizes: Sequence[int]
+    columns: Sequence[Sequence[Any]], visitors: list[int], sizes: list[int]
 ) -> dict[tuple[Any, ...], Tally]:
     """Return hits, bytes and visitors per distinct profile value."""
-    tallies = {key: Tally(hits) for key, hits in Counter(keys).items()}
-    for key, size in zip(keys, sizes, strict=True):
-        if size:
-            tallies[key].bytes += size
-    for key, visitor in set(zip(keys, visitors, strict=True)):
-        tallies[key].visitors.add(visitor)
-    return tallies
+    return {
+        key: Tally(hits, spent, visitors=BitMap(seen))
+        for key, hits, spent, seen in profile_tallies(columns, visitors, sizes)
+    }
 
 
 def accumulate(rows: Sequence[Sequence[Any]], ids: Mapping[str, int]) -> DayTotals:
@@ -216,9 +249,7 @@ def accumulate_columns(columns: Mapping[str, Sequence[Any]], ids: Mapping[str, i
     visitors = list(map(ids.__getitem__, keys))
     sizes = [size or 0 for size in columns["content_length"]]
     profiles = [
-        _profile_tallies(
-            list(zip(*(columns[name] for name in profile), strict=True)), visitors, sizes
-        )
+        _profile_tallies([columns[name] for name in profile], visitors, sizes)
         for profile in PROFILES
     ]
     for name, index, positions, kind, where in _PLAN:
@@ -272,35 +303,37 @@ def _errors_timings_logins(
 ) -> None:
     errors, timings = totals.lists[ERRORS], totals.lists[TIMINGS]
     logins, failures = totals.lists[LOGINS], totals.lists[LOGIN_FAILURES]
-    for status, path, method, address, ms, size, visitor in zip(
-        columns["status"],
-        columns["path"],
-        columns["method"],
-        columns["client_ip"],
-        columns["response_ms"],
-        columns["content_length"],
-        visitors,
-        strict=True,
+    statuses, paths, methods = columns["status"], columns["path"], columns["method"]
+    addresses, times = columns["client_ip"], columns["response_ms"]
+    # Each list reads only its own rows, picked out without a Python step per row.
+    for status, path, address in compress(
+        zip(statuses, paths, addresses, strict=True), map(ge, statuses, repeat(400))
     ):
+        tally = errors.get((address, path, status))
+        if tally is None:
+            tally = errors[(address, path, status)] = Tally()
+        tally.hits += 1
+    for method, path, ms in compress(
+        zip(methods, paths, times, strict=True), map(is_not, times, repeat(None))
+    ):
+        tally = timings.get((method, path))
+        if tally is None:
+            tally = timings[(method, path)] = Tally()
+        tally.hits += 1
+        tally.total_ms += ms
+        tally.max_ms = ms if tally.max_ms is None else max(tally.max_ms, ms)
+    sign_ins = zip(statuses, methods, addresses, columns["content_length"], visitors, strict=True)
+    for status, method, address, size, visitor in compress(
+        sign_ins, map(eq, paths, repeat(LOGIN_PATH))
+    ):
+        if method != "POST":
+            continue
+        logins.setdefault((status,), Tally()).hits += 1
         if status >= 400:
-            tally = errors.get((address, path, status))
-            if tally is None:
-                tally = errors[(address, path, status)] = Tally()
+            tally = failures.setdefault((address,), Tally())
             tally.hits += 1
-        if ms is not None:
-            tally = timings.get((method, path))
-            if tally is None:
-                tally = timings[(method, path)] = Tally()
-            tally.hits += 1
-            tally.total_ms += ms
-            tally.max_ms = ms if tally.max_ms is None else max(tally.max_ms, ms)
-        if path == LOGIN_PATH and method == "POST":
-            logins.setdefault((status,), Tally()).hits += 1
-            if status >= 400:
-                tally = failures.setdefault((address,), Tally())
-                tally.hits += 1
-                tally.bytes += size or 0
-                tally.visitors.add(visitor)
+            tally.bytes += size or 0
+            tally.visitors.add(visitor)
 
 
 def ordered(

@@ -1,0 +1,71 @@
+"""The compiled profile tally gives what its plain-Python twin gives, on any rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from alertstation.kernel_loader import load_kernel
+from alertstation.traffic import tally
+from tests.fuzz.fuzzing import fuzz
+
+kernel = load_kernel("tallygroups")
+pytestmark = pytest.mark.skipif(kernel is None, reason="the tallygroups kernel is not built")
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["/", "/a", "é"]))
+
+
+def both(columns: list[Any], visitors: list[int], sizes: list[int]) -> list[Any]:
+    assert kernel is not None
+    ours = kernel.profile_tallies(columns, visitors, sizes)
+    assert ours == tally.py_profile_tallies(columns, visitors, sizes)
+    return ours
+
+
+def test_keys_come_in_order_of_first_appearance_with_hits_bytes_and_distinct_visitors() -> None:
+    assert kernel is not None
+    paths = ["/b", "/a", "/b", "/c", "/a", "/b"]
+    codes = (200, 404, 200, 200, 404, 304)
+    found = both([paths, codes], [7, 3, 7, 2**32 - 1, 1, 0], [10, 0, 5, 1, 2, 0])
+    assert found == [
+        (("/b", 200), 2, 15, [7]),
+        (("/a", 404), 2, 2, [1, 3]),
+        (("/c", 200), 1, 1, [2**32 - 1]),
+        (("/b", 304), 1, 0, [0]),
+    ]
+    assert both([[], []], [], []) == []
+    for twin in (kernel.profile_tallies, tally.py_profile_tallies):
+        with pytest.raises(ValueError, match="no columns"):
+            twin([], [1], [0])
+
+
+@fuzz(300)
+@given(
+    drawn=st.lists(
+        st.tuples(VALUES, VALUES, st.integers(0, 40), st.integers(0, 2**40)), max_size=60
+    )
+)
+def test_any_rows_give_the_twins_tally(drawn: list[tuple[Any, Any, int, int]]) -> None:
+    first, second = [row[0] for row in drawn], tuple(row[1] for row in drawn)
+    both([first, second], [row[2] for row in drawn], [row[3] for row in drawn])
+
+
+@pytest.mark.parametrize(
+    ("columns", "visitors", "sizes", "error"),
+    [
+        ([[1, 2]], [1], [0], ValueError),
+        ([[1]], [1], [0, 0], ValueError),
+        ([[1]], [-1], [0], OverflowError),
+        ([[1]], [2**32], [0], OverflowError),
+        ([[1]], [1], [None], TypeError),
+    ],
+)
+def test_rows_it_cannot_tally_are_refused(
+    columns: list[Any], visitors: list[int], sizes: list[Any], error: type[Exception]
+) -> None:
+    assert kernel is not None
+    with pytest.raises(error):
+        kernel.profile_tallies(columns, visitors, sizes)
