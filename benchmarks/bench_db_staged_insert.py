@@ -12,7 +12,6 @@ equal, value and storage class.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -21,8 +20,6 @@ from sqlalchemy import Engine
 from alertstation.db import staged_insert
 from alertstation.kernel_loader import load_kernel
 from alertstation.traffic import importer
-from alertstation.traffic.enrich import RowEnricher
-from alertstation.traffic.settings import TrafficSettings
 from benchmarks.bench_traffic_analytics import fresh_database
 from tests.traffic import accesslog
 
@@ -36,23 +33,9 @@ INSERT = importer.BatchWriter.INSERT
 @pytest.fixture(scope="module")
 def columns(tmp_path_factory: pytest.TempPathFactory) -> list[list[Any]]:
     """The rows and their import keys, column by column, as the import hands them over."""
-    log = accesslog.write(tmp_path_factory.mktemp("staged") / "access.log", ROWS, _hour())
-    reader = importer.LineRows(
-        RowEnricher(importer.import_settings(TrafficSettings(), True), None),
-        "combined",
-        0.0,
-        float("inf"),
-        float("-inf"),
-        ROWS + 1,
-    )
-    with log.open("rb") as lines:
-        [(rows, keys, _days)] = list(reader.batches(lines, importer.ImportResult()))
+    rows, keys = accesslog.import_rows(ROWS, tmp_path_factory.mktemp("staged"))
     assert len(rows) == ROWS
     return [*map(list, zip(*rows, strict=True)), keys]
-
-
-def _hour() -> datetime:
-    return datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 
 
 @pytest.fixture(scope="module")

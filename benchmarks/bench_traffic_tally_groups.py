@@ -11,16 +11,13 @@ visitors: what the tally ran before). Before timing, every profile's result is c
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from alertstation.kernel_loader import load_kernel
-from alertstation.traffic import importer, tally
-from alertstation.traffic.enrich import RowEnricher
+from alertstation.traffic import tally
 from alertstation.traffic.rows import ROW_COLUMNS
-from alertstation.traffic.settings import TrafficSettings
 from tests.traffic import accesslog
 
 kernel = load_kernel("tallygroups")
@@ -33,18 +30,7 @@ Profiles = list[tuple[list[Any], list[int], list[int]]]
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> Profiles:
     """Each profile's columns, with the visitor ids and sizes, after checking both agree."""
-    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    log = accesslog.write(tmp_path_factory.mktemp("tally") / "access.log", ROWS, end)
-    reader = importer.LineRows(
-        RowEnricher(importer.import_settings(TrafficSettings(), True), None),
-        "combined",
-        0.0,
-        float("inf"),
-        float("-inf"),
-        ROWS + 1,
-    )
-    with log.open("rb") as lines:
-        [(rows, _keys, _days)] = list(reader.batches(lines, importer.ImportResult()))
+    rows, _keys = accesslog.import_rows(ROWS, tmp_path_factory.mktemp("tally"))
     rows.sort(key=lambda row: (row[ROW_COLUMNS.index("visitor_key")], row[1]))
     columns = dict(zip(ROW_COLUMNS, zip(*rows, strict=True), strict=True))
     ids: dict[str, int] = {}

@@ -183,3 +183,19 @@ def assert_statuses_agree(ours: dict[int, int], report: dict[str, Any]) -> None:
     known, unknown = goaccess_statuses(report)
     assert {code: hits for code, hits in ours.items() if code in known} == known
     assert sum(hits for code, hits in ours.items() if code not in known) == unknown
+
+
+def import_rows(count: int, folder: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Return the rows and import keys of a generated log of ``count`` lines ending this hour,
+    read by the import's own reader with every line kept (as ``traffic import --all``)."""
+    from alertstation.traffic import importer  # here: the generator itself needs no station
+    from alertstation.traffic.enrich import RowEnricher
+    from alertstation.traffic.settings import TrafficSettings
+
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    log = write(folder / "access.log", count, end)
+    enricher = RowEnricher(importer.import_settings(TrafficSettings(), True), None)
+    reader = importer.LineRows(enricher, "combined", 0.0, float("inf"), float("-inf"), count + 1)
+    with log.open("rb") as handle:
+        [(rows, keys, _days)] = list(reader.batches(handle, importer.ImportResult()))
+    return rows, keys
