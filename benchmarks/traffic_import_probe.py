@@ -7,7 +7,8 @@ migrated SQLite database as ``traffic.import_dashboard`` does (every line, rollu
 way, then the 31-day dashboard), times GoAccess on the same file, and prints the wall time of
 each stage per line. The stages are timed by wrapping the functions that run them:
 
-- ``BulkInsert.run_columns``: the rows' ``executemany`` (values converted column by column);
+- ``BulkInsert.run_columns``: the rows' insert (values converted column by column; on SQLite
+  bound by the compiled ``staged_insert``, else ``executemany``);
 - ``RowTally.end_batch``: tallying the days whose rows have all arrived, for the day rollups
   (done by the reader: with a child reader, not in this process, so not timed);
 - ``ImportRollups.finish``: storing the rollups of the days tallied;
@@ -78,7 +79,7 @@ def main(argv: list[str]) -> None:
             - tallied
             - spent["finish"]
             - spent["dashboard"],
-            "executemany (run_columns)": spent["run_columns"],
+            "insert (run_columns)": spent["run_columns"],
             "tally batches (end_batch)": tallied,
             "rest of each batch's write": writer_rest,
             "store rollups (finish)": spent["finish"],

@@ -6,8 +6,6 @@ Use it through ``alertstation.db.staged_insert``; ``executemany`` is its referen
 from collections.abc import Sequence
 from typing import Any
 
-FUNCTION: str
-
 def register() -> bool:
     """Add the SQL function to every connection the loaded SQLite library opens from now on."""
 

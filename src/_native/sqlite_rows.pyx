@@ -32,7 +32,6 @@ cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
     bint PyUnicode_CheckExact(object)
     bint PyFloat_CheckExact(object)
-    bint PyLong_CheckExact(object)
     bint PyBool_Check(object)
     bint PyLong_Check(object)
     bint PyFloat_Check(object)
@@ -57,7 +56,6 @@ ctypedef void (*destructor_t)(void*) noexcept nogil
 # SQLITE_TRANSIENT: SQLite copies the value before the bind returns.
 cdef destructor_t _TRANSIENT = <destructor_t>-1
 ctypedef void (*sql_function_t)(void* ctx, int argc, void** argv) noexcept nogil
-ctypedef int (*entry_point_t)(void* db, char** error, const void* api) noexcept nogil
 
 ctypedef int (*auto_extension_t)(void (*entry)() noexcept nogil) noexcept nogil
 ctypedef int (*create_function_t)(
@@ -107,7 +105,6 @@ cdef bind_blob_t _bind_blob = NULL
 cdef stmt_t _step = NULL
 cdef stmt_t _reset = NULL
 cdef stmt_t _finalize = NULL
-cdef stmt_t _clear_bindings = NULL
 cdef changes_t _changes = NULL
 cdef autocommit_t _get_autocommit = NULL
 cdef errmsg_t _errmsg = NULL
@@ -115,7 +112,6 @@ cdef extended_errcode_t _extended_errcode = NULL
 cdef exec_t _exec = NULL
 cdef libversion_t _libversion = NULL
 
-FUNCTION = "alertstation_insert_staged"
 cdef bint _registered = False
 cdef dict _staged = {}  # token: (sql as UTF-8 bytes, columns (tuples), row count)
 cdef dict _failures = {}  # token: the exception that stopped its insert
@@ -140,7 +136,7 @@ def register() -> bool:
     from now on; return False when Python's ``sqlite3`` uses no shared ``libsqlite3.so.0``."""
     global _registered, _auto_extension, _create_function, _context_db_handle, _value_int64
     global _result_int64, _result_error, _result_error_code, _prepare, _bind_null, _bind_int64
-    global _bind_double, _bind_text, _bind_blob, _step, _reset, _finalize, _clear_bindings
+    global _bind_double, _bind_text, _bind_blob, _step, _reset, _finalize
     global _changes, _get_autocommit, _errmsg, _extended_errcode, _exec, _libversion
     if _registered:
         return True
@@ -168,7 +164,6 @@ def register() -> bool:
     _step = <stmt_t>_symbol(library, b"sqlite3_step")
     _reset = <stmt_t>_symbol(library, b"sqlite3_reset")
     _finalize = <stmt_t>_symbol(library, b"sqlite3_finalize")
-    _clear_bindings = <stmt_t>_symbol(library, b"sqlite3_clear_bindings")
     _changes = <changes_t>_symbol(library, b"sqlite3_changes")
     _get_autocommit = <autocommit_t>_symbol(library, b"sqlite3_get_autocommit")
     _errmsg = <errmsg_t>_symbol(library, b"sqlite3_errmsg")

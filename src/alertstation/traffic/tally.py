@@ -218,16 +218,6 @@ profile_tallies: Callable[[Sequence[Sequence[Any]], list[int], list[int]], Group
 )
 
 
-def _profile_tallies(
-    columns: Sequence[Sequence[Any]], visitors: list[int], sizes: list[int]
-) -> dict[tuple[Any, ...], Tally]:
-    """Return hits, bytes and visitors per distinct profile value."""
-    return {
-        key: Tally(hits, spent, visitors=BitMap(seen))
-        for key, hits, spent, seen in profile_tallies(columns, visitors, sizes)
-    }
-
-
 def accumulate(rows: Sequence[Sequence[Any]], ids: Mapping[str, int]) -> DayTotals:
     """Return the totals of ``rows`` (``COLUMNS`` order, sorted by visitor, time and id).
 
@@ -249,15 +239,15 @@ def accumulate_columns(columns: Mapping[str, Sequence[Any]], ids: Mapping[str, i
     visitors = list(map(ids.__getitem__, keys))
     sizes = [size or 0 for size in columns["content_length"]]
     profiles = [
-        _profile_tallies([columns[name] for name in profile], visitors, sizes)
+        profile_tallies([columns[name] for name in profile], visitors, sizes)
         for profile in PROFILES
     ]
     for name, index, positions, kind, where in _PLAN:
         own = totals.lists[name]
-        for value, tally in profiles[index].items():
+        for value, hits, spent, seen in profiles[index]:
             key = tuple(value[i] for i in positions)
             if key[0] is not None and _kept(kind, value[where] if kind else None):
-                merge(own, key, Tally(tally.hits, tally.bytes, visitors=BitMap(tally.visitors)))
+                merge(own, key, Tally(hits, spent, visitors=BitMap(seen)))
     _visits(totals, columns)
     _errors_timings_logins(totals, columns, visitors)
     return totals
