@@ -30,6 +30,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeEngine
 
 from alertstation.db import staged_insert
+from alertstation.db.columns import transpose
 from alertstation.db.types import UTCDateTime
 
 Processor = Callable[[Any], Any]
@@ -127,7 +128,7 @@ class BulkInsert:
         were inserted."""
         if not rows:
             return 0
-        return self.run_columns(conn, list(zip(*rows, strict=True)))
+        return self.run_columns(conn, transpose(rows, len(self.names)))
 
     def run_columns(self, conn: Connection, columns: Sequence[Sequence[Any]]) -> int:
         """Insert the rows whose values ``columns`` holds column by column (``names`` order,
@@ -158,7 +159,7 @@ class BulkInsert:
         if not rows:
             return 0
         sql, _ = self._for(conn.dialect)
-        columns = self._converted(conn.dialect, list(zip(*rows, strict=True)))
+        columns = self._converted(conn.dialect, transpose(rows, len(self.names)))
         values = list(zip(*columns, strict=True))
         head, _, group = sql.partition(" VALUES ")
         group, conflict, tail = group.partition(" ON CONFLICT")

@@ -37,6 +37,7 @@ from typing import Any
 from pyroaring import BitMap
 from sqlalchemy import Connection, Engine, func, select
 
+from alertstation.db.columns import transpose
 from alertstation.traffic import daily, rollups
 from alertstation.traffic.rows import ROW_COLUMNS
 from alertstation.traffic.tables import web_request_logs
@@ -129,7 +130,7 @@ class RowTally:
         # In (visitor, time) order: two stable sorts, the first over rows mostly in time order.
         rows.sort(key=_TIME)
         rows.sort(key=_VISITOR)
-        columns = dict(zip(ROW_COLUMNS, zip(*rows, strict=True), strict=True))
+        columns = dict(zip(ROW_COLUMNS, transpose(rows, len(ROW_COLUMNS)), strict=True))
         ids = self.ids
         for key in columns["visitor_key"]:
             if key not in ids:

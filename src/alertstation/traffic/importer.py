@@ -39,6 +39,7 @@ from sqlalchemy import Connection, Engine, select
 
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
+from alertstation.db.columns import transpose
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses, child_reader, rollups
 from alertstation.traffic.combined_line import split_combined
@@ -441,7 +442,9 @@ class BatchWriter:
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             if self.tallies is not None:
                 self.tallies.before_write(conn, days)
-            added = self.INSERT.run_columns(conn, [*zip(*rows, strict=True), keys])
+            columns = transpose(rows, len(ROW_COLUMNS))
+            columns.append(keys)
+            added = self.INSERT.run_columns(conn, columns)
             if self.tallies is not None:
                 self.tallies.after_write(days, len(rows), added)
             if added:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from pyroaring import BitMap
 
+from alertstation.db.columns import transpose
 from alertstation.kernel_loader import load_kernel
 
 DAY_SECONDS: Final[int] = 86_400
@@ -225,7 +226,7 @@ def accumulate(rows: Sequence[Sequence[Any]], ids: Mapping[str, int]) -> DayTota
     """
     if not rows:
         return DayTotals()
-    return accumulate_columns(dict(zip(COLUMNS, zip(*rows, strict=True), strict=True)), ids)
+    return accumulate_columns(dict(zip(COLUMNS, transpose(rows, len(COLUMNS)), strict=True)), ids)
 
 
 def accumulate_columns(columns: Mapping[str, Sequence[Any]], ids: Mapping[str, int]) -> DayTotals:
