@@ -130,6 +130,21 @@ def test_import_is_idempotent_reads_gzip_and_reports_bad_lines(
 
 
 @pytest.mark.usefixtures("station_env", "reading")
+def test_each_imported_row_stores_the_moment_of_its_time(tmp_path: Path, engine: Engine) -> None:
+    # The batches leave their moments out (``importer.batch_columns``); the writer makes them.
+    log = accesslog.write(tmp_path / "access.log", 900)
+    assert main(["traffic", "import", str(log)]) == 0
+    query = select(web_request_logs.c.occurred_at, web_request_logs.c.ts)
+    with engine.connect() as conn:
+        stored = conn.execute(query).all()
+    assert len(stored) == 900
+    assert [moment for moment, _ts in stored] == [
+        datetime.fromtimestamp(ts, UTC) for _moment, ts in stored
+    ]
+    assert len({moment.minute for moment, _ts in stored}) > 1
+
+
+@pytest.mark.usefixtures("station_env", "reading")
 def test_a_damaged_gzip_file_keeps_the_lines_before_the_damage_and_fails_the_command(
     tmp_path: Path, engine: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -360,11 +375,15 @@ def test_values_a_row_cannot_hold_are_refused_or_unknown_and_never_stop_an_impor
         )  # fmt: skip
         assert result.lines == len(chosen) == counted
     query = select(
-        web_request_logs.c.ts, web_request_logs.c.content_length, web_request_logs.c.response_ms
+        web_request_logs.c.ts,
+        web_request_logs.c.content_length,
+        web_request_logs.c.response_ms,
+        web_request_logs.c.occurred_at,
     )
     with engine.connect() as conn:
-        for ts, size, ms in conn.execute(query):
+        for ts, size, ms, moment in conn.execute(query):
             assert FIRST_TIME <= ts < END_TIME
+            assert moment == datetime.fromtimestamp(ts, UTC)  # made again by the writer
             assert size is None or 0 <= size <= MAX_BYTES
             assert ms is None or 0 <= ms < float("inf")
 

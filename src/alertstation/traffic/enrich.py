@@ -11,7 +11,6 @@ two to each other.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -27,15 +26,13 @@ from alertstation.traffic.rows import (
     stored_bytes,
 )
 from alertstation.traffic.settings import TrafficSettings
-from alertstation.traffic.timestamps import parse_log_time
+from alertstation.traffic.timestamps import Moments, parse_log_time
 
 HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
 # Each cache holds at most this many distinct values (a log of any size stays in bounded memory).
 CACHE_ENTRIES: Final[int] = 50_000
 # Returned instead of a row when the collection settings leave the line out.
 FILTERED: Final[tuple[Any, ...]] = ()
-# A log's times are whole seconds: each minute's moment is made once, and its seconds added.
-_SECONDS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
 
 #: The methods a request line is read by (as GoAccess reads them: a case-blind prefix), and the
 #: protocols it must end with (also a case-blind prefix); a line with another method is kept
@@ -140,7 +137,7 @@ class RowEnricher:
         self._lines: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._raw_agents: dict[str | None, tuple[Any, ...]] = {}
         self._raw_referrers: dict[str | None, tuple[Any, ...]] = {}
-        self._minutes: dict[int, datetime] = {}
+        self._moment = Moments()  # a log's times are whole seconds, minutes at a time
         self._no_language = agents.primary_language(None)
         self._minute_text: str | None = None
         self._zone_text: str | None = None
@@ -273,18 +270,6 @@ class RowEnricher:
             seen.referrer,
             seen.accept_language,
         )
-
-    def _moment(self, ts: float) -> datetime:
-        """Return the moment of ``ts`` (whole seconds from the minute's moment)."""
-        second = int(ts)
-        if second != ts:
-            return datetime.fromtimestamp(ts, UTC)
-        minute = self._minutes.get(second // 60)
-        if minute is None:
-            minute = _remember(
-                self._minutes, second // 60, datetime.fromtimestamp(second - second % 60, UTC)
-            )
-        return minute + _SECONDS[second % 60]
 
     def _logged_request(self, logged: str, status: str) -> tuple[Any, ...] | None:
         """(method, path, status, kept, page view, file type) of a request line and status as

@@ -64,7 +64,7 @@ from alertstation.traffic.rows import (
 )
 from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
+from alertstation.traffic.timestamps import FIRST_TIME, Moments, parse_log_time
 
 FORMATS = ("combined", "json")
 # Lines whose rows are written in one transaction: large enough that commits cost little, small
@@ -78,6 +78,7 @@ PARALLEL_BYTES = 4 * 1024 * 1024
 # Lines read from the start of a file for its first time (``first_time``).
 PEEK_LINES = 1_000
 _TS = ROW_COLUMNS.index("ts")
+_OCCURRED = ROW_COLUMNS.index("occurred_at")
 t = web_request_logs
 
 
@@ -255,7 +256,7 @@ class LogImport:
         rows are written when this returns."""
         with collector.paused():  # the rows and tallies held stay alive: see alertstation.collector
             for rows, keys, days in self.reader.batches(lines, self.result, progress, name):
-                self.writer.write(rows, keys, days, self.result)
+                self.writer.write(batch_columns(rows), keys, days, self.result)
 
     def add_file(self, path: Path, on_bytes: Callable[[int], None] = lambda done: None) -> None:
         """Import one access-log file (gzipped when it ends in ``.gz``), calling ``on_bytes``
@@ -297,7 +298,8 @@ class LogImport:
 
 
 # The messages of ``LineRows.file_messages``.
-ROWS = "rows"  # (ROWS, rows, keys, days): a batch to write, and the days of its tallied rows
+# (ROWS, columns, keys, days): a batch to write (``batch_columns``), the days of its tallied rows
+ROWS = "rows"
 AT = "at"  # (AT, bytes read so far)
 # (COUNTS, ImportResult, RowTally or None): a child's counts of the lines it read, and its tally
 COUNTS = "counts"
@@ -383,18 +385,30 @@ class LineRows:
     def file_messages(
         self, path: Path, result: ImportResult | None = None
     ) -> Iterator[tuple[Any, ...]]:
-        """Yield the messages of reading one file: ``(AT, bytes read)`` and ``(ROWS, rows,
-        keys, days)`` for each ``batch`` lines; without a ``result`` to count in (in a child
-        process), then ``(COUNTS, the counts, the tally)``."""
+        """Yield the messages of reading one file: ``(AT, bytes read)`` and ``(ROWS, columns,
+        keys, days)`` for each ``batch`` lines (``batch_columns``); without a ``result`` to
+        count in (in a child process), then ``(COUNTS, the counts, the tally)``."""
         counts = result if result is not None else ImportResult()
         with collector.paused(), path.open("rb") as raw:
             lines = _until_damaged(_log_reader(raw, path), path, counts)
             for rows, keys, days in self.batches(lines, counts, name=str(path)):
                 yield AT, raw.tell()
                 if rows:
-                    yield ROWS, rows, keys, days
+                    yield ROWS, batch_columns(rows), keys, days
         if result is None:
             yield COUNTS, counts, self.tally
+
+
+def batch_columns(rows: list[tuple[Any, ...]]) -> list[list[Any] | None]:
+    """Return a batch's rows as columns (``ROW_COLUMNS`` order) for ``BatchWriter.write``,
+    ``occurred_at`` left out (None): it is ``ts`` as a moment, which the writer makes again.
+
+    A batch read in a child process crosses a pipe pickled: a moment costs several times what
+    a number does to pickle and unpickle, and columns cost less than the rows' own tuples.
+    """
+    columns: list[list[Any] | None] = [*transpose(rows, len(ROW_COLUMNS))]
+    columns[_OCCURRED] = None
+    return columns
 
 
 class _Occurrences:
@@ -427,32 +441,39 @@ class BatchWriter:
     def __init__(self, engine: Engine, tallies: ImportRollups | None = None) -> None:
         self.engine = engine
         self.tallies = tallies
+        self._moments = Moments()
 
     def write(
-        self, rows: list[tuple[Any, ...]], keys: list[str], days: set[int], result: ImportResult
+        self,
+        columns: Sequence[list[Any] | None],
+        keys: list[str],
+        days: set[int],
+        result: ImportResult,
     ) -> None:
-        """Write ``rows`` with their import ``keys`` in one transaction; ``days`` are the days of
-        the rows tallied for the rollups."""
-        if not rows:
+        """Write the rows of ``columns`` (``ROW_COLUMNS`` order; ``occurred_at`` None is made
+        from ``ts``: ``batch_columns``) with their import ``keys`` in one transaction; ``days``
+        are the days of the rows tallied for the rollups."""
+        if not keys:
             return
-        oldest = min(row[HOUR_INDEX] for row in rows)
+        stored = list(columns)
+        if stored[_OCCURRED] is None:
+            stored[_OCCURRED] = list(map(self._moments, stored[_TS]))
+        oldest = min(stored[HOUR_INDEX])
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":
                 # Room for the index pages a large import touches (the default is 2 MiB).
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             if self.tallies is not None:
                 self.tallies.before_write(conn, days)
-            columns = transpose(rows, len(ROW_COLUMNS))
-            columns.append(keys)
-            added = self.INSERT.run_columns(conn, columns)
+            added = self.INSERT.run_columns(conn, [*stored, keys])
             if self.tallies is not None:
-                self.tallies.after_write(days, len(rows), added)
+                self.tallies.after_write(days, len(keys), added)
             if added:
                 rollups.invalidate_from(conn, oldest)
                 rows_changed(conn)
                 result.oldest_hour = min(oldest, result.oldest_hour or oldest)
         result.imported += added
-        result.duplicates += len(rows) - added
+        result.duplicates += len(keys) - added
 
 
 def import_file(
