@@ -36,14 +36,21 @@ def transpose(rows, Py_ssize_t width):
     cdef Py_ssize_t r, c, size
     cdef PyObject** values
     cdef PyObject* value
-    cdef object fast_row
+    cdef object row, fast_row
     if targets == NULL:
         raise MemoryError()
     try:
         for c in range(width):
             targets[c] = (<PyListObject*>columns[c]).ob_item
         for r in range(count):
-            fast_row = PySequence_Fast(<object>row_items[r], "each row must be a sequence")
+            row = <object>row_items[r]
+            if isinstance(row, (list, tuple)):
+                fast_row = row
+            else:  # reading it may run any code, even code that changes ``rows``
+                fast_row = PySequence_Fast(row, "each row must be a sequence")
+                if PySequence_Fast_GET_SIZE(fast_rows) != count:
+                    raise RuntimeError("the rows changed while they were read")
+                row_items = PySequence_Fast_ITEMS(fast_rows)
             size = PySequence_Fast_GET_SIZE(fast_row)
             if size != width:
                 # The columns' later items are still empty (NULL), which a list may hold until

@@ -85,6 +85,22 @@ def test_rows_that_are_not_sequences_are_refused() -> None:
         kernel.transpose(5, 1)
 
 
+def test_rows_changed_by_reading_a_row_are_refused() -> None:
+    assert kernel is not None
+    rows: list[Any] = []
+
+    class Shrinking:
+        def __iter__(self) -> Any:
+            rows.clear()  # a row whose reading empties the batch it is in
+            return iter((1, 2))
+
+    rows.extend([Shrinking(), (3, 4), (5, 6)])
+    with pytest.raises(RuntimeError, match="changed while they were read"):
+        kernel.transpose(rows, 2)
+    # In another batch, the same row changes nothing that is being read.
+    assert kernel.transpose([(1, 2), Shrinking()], 2) == [[1, 1], [2, 2]]
+
+
 @fuzz(300)
 @given(
     width=st.integers(0, 6),
