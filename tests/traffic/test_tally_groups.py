@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyroaring import BitMap
 
 from alertstation.kernel_loader import load_kernel
 from alertstation.traffic import tally
@@ -69,3 +71,19 @@ def test_rows_it_cannot_tally_are_refused(
     assert kernel is not None
     with pytest.raises(error):
         kernel.profile_tallies(columns, visitors, sizes)
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        tally.Tally(),
+        tally.Tally(3, 1_500, 12.5, 9.0, BitMap([1, 7, 2**32 - 1])),
+        tally.Tally(hits=2, max_ms=None),
+    ],
+)
+def test_a_tally_comes_back_from_a_pickle_as_it_went(made: tally.Tally) -> None:
+    # An import's tally crosses from the child process pickled (``Tally.__reduce__``).
+    back = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == made and type(back.visitors) is BitMap
+    back.visitors.add(5)  # its own bitmap, not one shared with another tally
+    assert 5 not in tally.Tally().visitors and 5 not in made.visitors

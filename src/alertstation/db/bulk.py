@@ -16,7 +16,9 @@ have a column-wide shortcut (``column_converter``) that stores the same values: 
 booleans (and None) goes to the driver as it is, since ``sqlite3`` binds True and False as the
 integers 1 and 0 that the processor makes; a ``UTCDateTime`` in UTC is written with
 ``datetime.isoformat``, the text the processor's format gives. Any other value takes the
-processor.
+processor. A ``UTCDateTime`` column given to ``run_columns`` as ``EpochSeconds``
+(``alertstation.db.moments``) stores the moments those seconds are: on SQLite as their text,
+made a minute at a time without a ``datetime`` for each value.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from sqlalchemy.types import TypeEngine
 
 from alertstation.db import staged_insert
 from alertstation.db.columns import transpose
+from alertstation.db.moments import EpochSeconds, Moments, SqliteTexts, sqlite_text
 from alertstation.db.types import UTCDateTime
 
 Processor = Callable[[Any], Any]
@@ -47,15 +50,30 @@ def column_converter(
         return lambda column: (
             column if set(map(type, column)) <= _BOOLEAN_VALUES else list(map(processor, column))
         )
-    if dialect.name == "sqlite" and isinstance(type_, UTCDateTime):
-        return lambda column: [_sqlite_utc_text(value, processor) for value in column]
+    if isinstance(type_, UTCDateTime):
+        return _moment_converter(dialect, processor)
     return lambda column: list(map(processor, column))
+
+
+def _moment_converter(dialect: Dialect, processor: Processor) -> ColumnConverter:
+    """Convert a ``UTCDateTime`` column, of moments or of ``EpochSeconds``."""
+    if dialect.name == "sqlite":
+        texts = SqliteTexts()
+        return lambda column: (
+            list(map(texts, column))
+            if type(column) is EpochSeconds
+            else [_sqlite_utc_text(value, processor) for value in column]
+        )
+    moments = Moments()
+    return lambda column: list(
+        map(processor, map(moments, column) if type(column) is EpochSeconds else column)
+    )
 
 
 def _sqlite_utc_text(value: datetime | None, processor: Processor) -> str | None:
     """The SQLite text of a UTC moment ("2026-11-24 10:00:00.000000"), as ``processor`` gives."""
     if value is not None and value.tzinfo is UTC and type(value) is datetime:
-        return value.isoformat(" ", "microseconds")[:26]
+        return sqlite_text(value)
     return processor(value)  # type: ignore[no-any-return]
 
 

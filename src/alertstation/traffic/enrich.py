@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import unquote
 
+from alertstation.db.moments import Moments
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.recorder import path_recorded
@@ -26,7 +27,7 @@ from alertstation.traffic.rows import (
     stored_bytes,
 )
 from alertstation.traffic.settings import TrafficSettings
-from alertstation.traffic.timestamps import Moments, parse_log_time
+from alertstation.traffic.timestamps import parse_log_time
 
 HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
 # Each cache holds at most this many distinct values (a log of any size stays in bounded memory).

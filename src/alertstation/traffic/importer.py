@@ -41,6 +41,7 @@ from alertstation import collector
 from alertstation.db.bulk import BulkInsert
 from alertstation.db.columns import transpose
 from alertstation.db.engine import begin_write
+from alertstation.db.moments import EpochSeconds
 from alertstation.traffic import addresses, child_reader, rollups
 from alertstation.traffic.combined_line import split_combined
 from alertstation.traffic.enrich import (
@@ -64,7 +65,7 @@ from alertstation.traffic.rows import (
 )
 from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
 from alertstation.traffic.tables import web_request_logs
-from alertstation.traffic.timestamps import FIRST_TIME, Moments, parse_log_time
+from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
 
 FORMATS = ("combined", "json")
 # Lines whose rows are written in one transaction: large enough that commits cost little, small
@@ -401,7 +402,8 @@ class LineRows:
 
 def batch_columns(rows: list[tuple[Any, ...]]) -> list[list[Any] | None]:
     """Return a batch's rows as columns (``ROW_COLUMNS`` order) for ``BatchWriter.write``,
-    ``occurred_at`` left out (None): it is ``ts`` as a moment, which the writer makes again.
+    ``occurred_at`` left out (None): it is ``ts`` as a moment, which the writer stores from
+    ``ts`` (``db.moments.EpochSeconds``).
 
     A batch read in a child process crosses a pipe pickled: a moment costs several times what
     a number does to pickle and unpickle, and columns cost less than the rows' own tuples.
@@ -441,7 +443,6 @@ class BatchWriter:
     def __init__(self, engine: Engine, tallies: ImportRollups | None = None) -> None:
         self.engine = engine
         self.tallies = tallies
-        self._moments = Moments()
 
     def write(
         self,
@@ -450,14 +451,14 @@ class BatchWriter:
         days: set[int],
         result: ImportResult,
     ) -> None:
-        """Write the rows of ``columns`` (``ROW_COLUMNS`` order; ``occurred_at`` None is made
-        from ``ts``: ``batch_columns``) with their import ``keys`` in one transaction; ``days``
-        are the days of the rows tallied for the rollups."""
+        """Write the rows of ``columns`` (``ROW_COLUMNS`` order; ``occurred_at`` None stores
+        the moments of ``ts``: ``batch_columns``) with their import ``keys`` in one transaction;
+        ``days`` are the days of the rows tallied for the rollups."""
         if not keys:
             return
         stored = list(columns)
         if stored[_OCCURRED] is None:
-            stored[_OCCURRED] = list(map(self._moments, stored[_TS]))
+            stored[_OCCURRED] = EpochSeconds(stored[_TS])
         oldest = min(stored[HOUR_INDEX])
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":

@@ -89,7 +89,7 @@ ENTRY, EXIT, ERRORS, TIMINGS, LOGINS, LOGIN_FAILURES = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Tally:
     """What one value of one list adds up to."""
 
@@ -98,6 +98,12 @@ class Tally:
     total_ms: float = 0.0
     max_ms: float | None = None
     visitors: BitMap = field(default_factory=BitMap)
+
+    def __reduce__(self) -> tuple[type[Tally], tuple[Any, ...]]:
+        # Pickled as its values (an import's tally crosses a pipe with tens of thousands of
+        # these): far quicker both ways than a dataclass's state, and an empty bitmap as none.
+        values = (self.hits, self.bytes, self.total_ms, self.max_ms)
+        return Tally, (*values, self.visitors) if self.visitors else values
 
 
 @dataclass

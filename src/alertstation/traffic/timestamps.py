@@ -7,7 +7,7 @@ end of year 9999 are taken (``storable_time``); any other is a malformed time.
 from __future__ import annotations
 
 import calendar
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Final
 
@@ -35,32 +35,6 @@ def storable_time(ts: float) -> float:
     if not FIRST_TIME <= ts < END_TIME:
         raise ValueError(f"time {ts!r} is outside 1970-01-01 .. 9999-12-31")
     return ts
-
-
-_SECOND_STEPS: Final[tuple[timedelta, ...]] = tuple(timedelta(seconds=s) for s in range(60))
-
-
-class Moments:
-    """Make the UTC moments of times in seconds, each minute's moment once (a log's lines come
-    minutes at a time): ``moments(ts)`` is ``datetime.fromtimestamp(ts, UTC)``."""
-
-    #: Minutes remembered before the memory starts anew.
-    MINUTES: Final[int] = 65_536
-
-    def __init__(self) -> None:
-        self._minutes: dict[int, datetime] = {}
-
-    def __call__(self, ts: float) -> datetime:
-        second = int(ts)
-        if second != ts:
-            return datetime.fromtimestamp(ts, UTC)
-        minute = self._minutes.get(second // 60)
-        if minute is None:
-            if len(self._minutes) >= self.MINUTES:
-                self._minutes.clear()
-            minute = datetime.fromtimestamp(second - second % 60, UTC)
-            self._minutes[second // 60] = minute
-        return minute + _SECOND_STEPS[second % 60]
 
 
 _MINUTES: dict[str, int] = {}
