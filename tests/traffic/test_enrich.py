@@ -8,6 +8,7 @@ ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alertstation.kernel_loader import load_kernel
 from alertstation.security.geoip.lookup import ASN, LOCATION, GeoLocator, slot_path
 from alertstation.traffic import addresses
 from alertstation.traffic.agents import parse_agent
@@ -53,6 +55,27 @@ SETTINGS = {
     "no bots, no api": TrafficSettings(exclude_bots=True, log_api_requests=False),
     "skipped paths": TrafficSettings(skip_paths=("/static/", "/feed")),
 }
+
+
+Reader = Callable[[RowEnricher], Callable[[str], Any]]
+KERNEL = load_kernel("combinedrow")
+
+
+@pytest.fixture(
+    params=[
+        "combined_row",
+        pytest.param(
+            "kernel",
+            marks=pytest.mark.skipif(KERNEL is None, reason="the combinedrow kernel is not built"),
+        ),
+    ]
+)
+def reader(request: pytest.FixtureRequest) -> Reader:
+    """What reads an enricher's lines: ``combined_row``, or the compiled reader
+    (``combined_rows``) over the same caches."""
+    if request.param == "kernel":
+        return lambda enricher: enricher.combined_rows()
+    return lambda enricher: enricher.combined_row
 
 
 def reference(line: str, settings: TrafficSettings, locator: Locator | None) -> Any:
@@ -128,12 +151,14 @@ def test_every_request_line_is_a_hit_read_as_goaccess_reads_it(
     ("status", "read"),
     [("100", True), ("599", True), ("299", True), ("000", False), ("099", False), ("600", False)],
 )
-def test_a_status_outside_100_to_599_makes_the_line_unreadable(status: str, read: bool) -> None:
+def test_a_status_outside_100_to_599_makes_the_line_unreadable(
+    status: str, read: bool, reader: Reader
+) -> None:
     # GoAccess counts such a line as failed; it was stored before, status 0 and all.
     line = f'192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" {status} 1 "-" "-"'
     enricher = RowEnricher(SETTINGS["everything"], None)
     assert (parse_combined(line) is not None) is read
-    assert (enricher.combined_row(line) is not None) is read
+    assert (reader(enricher)(line) is not None) is read
 
 
 @pytest.mark.parametrize(
@@ -149,20 +174,20 @@ def test_a_status_outside_100_to_599_makes_the_line_unreadable(status: str, read
     ],
 )
 def test_fields_apart_by_more_than_one_space_are_read_where_goaccess_reads_them(
-    spaced: str, path: str | None
+    spaced: str, path: str | None, reader: Reader
 ) -> None:
     line = spaced.format(t="10/Oct/2026:13:55:36 +0000")
     seen = parse_combined(line)
     assert (seen.path if seen else None) == path
-    row = RowEnricher(SETTINGS["everything"], None).combined_row(line)
+    row = reader(RowEnricher(SETTINGS["everything"], None))(line)
     assert (row[ROW_COLUMNS.index("path")] if row else None) == path
 
 
-def test_a_line_holding_a_nul_is_unreadable() -> None:
+def test_a_line_holding_a_nul_is_unreadable(reader: Reader) -> None:
     # A damaged log (a crash leaves runs of NUL bytes); GoAccess cannot read such a line either.
     line = '192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET /a\x00b HTTP/1.1" 200 1 "-" "-"'
     assert parse_combined(line) is None
-    assert RowEnricher(SETTINGS["everything"], None).combined_row(line) is None
+    assert reader(RowEnricher(SETTINGS["everything"], None))(line) is None
 
 
 @pytest.fixture(scope="module")
@@ -176,25 +201,25 @@ def locator(tmp_path_factory: pytest.TempPathFactory) -> GeoLocator:
 
 @pytest.mark.parametrize("name", list(SETTINGS))
 def test_every_line_gets_the_row_and_the_verdict_of_the_one_request_path(
-    name: str, locator: GeoLocator
+    name: str, locator: GeoLocator, reader: Reader
 ) -> None:
     settings = SETTINGS[name]
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     lines = ODD_LINES + accesslog.lines(1500, end, seed=3)
-    enricher = RowEnricher(settings, locator)
+    read = reader(RowEnricher(settings, locator))
     verdicts = set()
     for line in lines * 2:  # the second pass reads every part from the caches
         expected = reference(line, settings, locator)
-        assert enricher.combined_row(line) == expected, line
+        assert read(line) == expected, line
         verdicts.add("row" if expected else repr(expected))
     assert "row" in verdicts and "None" in verdicts
     if name != "everything":
         assert "()" in verdicts  # this setting left some lines out
 
 
-def test_stored_values_are_clipped_like_a_live_request(locator: GeoLocator) -> None:
+def test_stored_values_are_clipped_like_a_live_request(locator: GeoLocator, reader: Reader) -> None:
     long = f'8.8.8.8 - - [{STAMP}] "GET /{"p" * 2000} HTTP/1.1" 200 1 "{"r" * 1500}" "{"a" * 700}"'
-    row = RowEnricher(TrafficSettings(), locator).combined_row(long)
+    row = reader(RowEnricher(TrafficSettings(), locator))(long)
     assert row == reference(long, TrafficSettings(), locator)
     values = dict(zip(ROW_COLUMNS, row, strict=True))
     assert (len(values["path"]), len(values["referrer"]), len(values["user_agent"])) == (
@@ -234,4 +259,95 @@ def test_fuzzed_lines_agree_with_the_one_request_path(
         f'"{agent}"{tail}'
     )
     settings = SETTINGS["everything"]
-    assert RowEnricher(settings, None).combined_row(line) == reference(line, settings, None)
+    enricher = RowEnricher(settings, None)
+    expected = reference(line, settings, None)
+    assert enricher.combined_row(line) == expected
+    if KERNEL is not None:
+        read = enricher.combined_rows()
+        assert read(line) == expected
+        assert read(line) == expected  # from the caches, and in the minute of the line before
+
+
+TWO_DIGITS = st.integers(0, 99).map(lambda n: f"{n:02d}")
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+# Mostly well formed (read by the kernel itself), else odd (left to ``parse_log_time``).
+STAMPS = st.builds(
+    "{}/{}/{}:{}:{}:{} {}{}{}".format,
+    st.one_of(st.integers(1, 31).map(lambda n: f"{n:02d}"), TWO_DIGITS, st.just(" 1")),
+    st.one_of(st.sampled_from(MONTHS), st.sampled_from(["jan", "Foo", "Ja"])),
+    st.one_of(
+        st.integers(1970, 2200).map(lambda n: f"{n:04d}"),
+        st.integers(0, 9999).map(lambda n: f"{n:04d}"),
+        st.sampled_from(["197", "+999", "19_0", "٢٠٢٦"]),
+    ),
+    st.one_of(st.integers(0, 23).map(lambda n: f"{n:02d}"), TWO_DIGITS),
+    TWO_DIGITS,
+    st.one_of(TWO_DIGITS, st.sampled_from(["6", "٣"])),
+    st.one_of(st.sampled_from("+-"), st.sampled_from([" ", "x"])),
+    st.one_of(st.integers(0, 14).map(lambda n: f"{n:02d}"), TWO_DIGITS),
+    TWO_DIGITS,
+)
+
+
+def assert_kernel_reads_as_twin_and_reference(stamps: list[str]) -> None:
+    """Each time, then again with other seconds (in the minute of the line before), read by the
+    kernel as by ``combined_row`` and the one-request path."""
+    settings = SETTINGS["everything"]
+    enricher = RowEnricher(settings, None)
+    read = enricher.combined_rows()
+    for stamp in stamps:
+        for seconds in ("", "07", "59", "٣٣"):
+            moment = stamp[:18] + seconds + stamp[20:] if seconds else stamp
+            line = f'192.0.2.1 - - [{moment}] "GET /a HTTP/1.1" 200 1 "-" "-"'
+            expected = reference(line, settings, None)
+            assert enricher.combined_row(line) == expected, line
+            assert read(line) == expected, line
+
+
+@pytest.mark.skipif(KERNEL is None, reason="the combinedrow kernel is not built")
+def test_every_month_of_common_leap_and_edge_years_is_read_by_the_kernel_as_by_its_twin() -> None:
+    stamps = [
+        f"{day:02d}/{month}/{year:04d}:{clock} {zone}"
+        for year in (1969, 1970, 2000, 2023, 2024, 2100, 9999)
+        for month in MONTHS
+        for day in (0, 1, 28, 29, 30, 31, 99)
+        for clock, zone in (
+            ("00:00:00", "+0000"),
+            ("23:59:59", "-1400"),
+            ("12:30:15", "+0530"),
+            ("10:00:00", "-1400"),  # on 31 Dec 9999: the first time past the stored ones
+        )
+    ]
+    assert_kernel_reads_as_twin_and_reference(stamps)
+
+
+@pytest.mark.skipif(KERNEL is None, reason="the combinedrow kernel is not built")
+def test_a_time_with_any_one_character_changed_is_read_by_the_kernel_as_by_its_twin() -> None:
+    stamp = "29/Feb/2024:13:55:36 -0700"
+    changed = [
+        stamp[:place] + other + stamp[place + 1 :]
+        for place in range(len(stamp))
+        for other in ("x", " ", "/", ":", "0", "9", "+", "٣")
+    ]
+    assert_kernel_reads_as_twin_and_reference(changed)
+
+
+@pytest.mark.skipif(KERNEL is None, reason="the combinedrow kernel is not built")
+@fuzz(400)
+@given(stamps=st.lists(STAMPS, min_size=1, max_size=6))
+def test_fuzzed_times_are_read_by_the_kernel_as_by_its_twin_and_the_one_request_path(
+    stamps: list[str],
+) -> None:
+    # Times of any day, month, year, clock and offset, well formed or not.
+    assert_kernel_reads_as_twin_and_reference(stamps)
+
+
+@pytest.mark.skipif(KERNEL is None, reason="the combinedrow kernel is not built")
+@pytest.mark.parametrize(
+    "size", ["0", "1099511627776", "1099511627777", "999999999999999999", "9" * 19, "٣", "-"]
+)
+def test_sizes_are_stored_by_the_kernel_as_by_its_twin(size: str) -> None:
+    line = f'192.0.2.1 - - [{STAMP}] "GET /a HTTP/1.1" 200 {size} "-" "-"'
+    enricher = RowEnricher(SETTINGS["everything"], None)
+    expected = reference(line, SETTINGS["everything"], None)
+    assert enricher.combined_rows()(line) == enricher.combined_row(line) == expected

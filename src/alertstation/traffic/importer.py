@@ -340,7 +340,7 @@ class LineRows:
         add = tally.add if tally is not None else None
         live_from, live_until = self.live_from, self.live_until
         occurrences = _Occurrences()  # identical lines are numbered within their file
-        parse_fast = self.log_format == "combined"
+        combined_row = enricher.combined_rows() if self.log_format == "combined" else None
         parse = PARSERS[self.log_format]
         rows: list[tuple[Any, ...]] = []
         keys: list[str] = []
@@ -354,8 +354,8 @@ class LineRows:
                 continue
             result.lines += 1
             text = line.decode("utf-8", "replace")
-            if parse_fast:
-                row = enricher.combined_row(text)
+            if combined_row is not None:
+                row = combined_row(text)
             else:
                 observed = parse(text)
                 row = enricher.observed_row(observed) if observed is not None else None
