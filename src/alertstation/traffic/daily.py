@@ -192,13 +192,26 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
         g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms, g.c.visitors
     ).where(g.c.day.between(first, last))
     decoded: dict[str, tuple[Any, ...]] = {}
-    for name, text, hits, size, total_ms, max_ms, visitors in conn.execute(query):
+    lists = totals.lists
+    # A month of days holds a few hundred thousand of these rows: they are fetched at once from
+    # the driver's cursor, as it gives them (no column here needs SQLAlchemy's processing: text,
+    # integers, floats and bytes), which costs a third of reading them as SQLAlchemy rows.
+    result = conn.execute(query)
+    try:
+        fetched = result.cursor.fetchall()
+    finally:
+        result.close()
+    for name, text, hits, size, total_ms, max_ms, visitors in fetched:
         key = decoded.get(text)
         if key is None:
             key = decoded[text] = tuple(orjson.loads(text))
         bitmap = BitMap.deserialize(visitors) if visitors else BitMap()
         tally = Tally(int(hits), int(size), float(total_ms or 0.0), max_ms, bitmap)
-        merge(totals.lists[name], key, tally)
+        own = lists[name]
+        if key in own:
+            merge(own, key, tally)
+        else:  # the key's first day: taken over as it is (``merge`` would do the same)
+            own[key] = tally
     return totals
 
 
