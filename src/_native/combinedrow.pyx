@@ -42,36 +42,19 @@ cdef inline int _two(str text, Py_ssize_t at):
     return (<int>a - 48) * 10 + (<int>b - 48)
 
 
+cdef str _MONTHS = u"JanFebMarAprMayJunJulAugSepOctNovDec"
+
+
 cdef int _month(str text):
     """The month of the three letters at 3..5 ("Jan" .. "Dec"), or 0."""
-    cdef Py_UCS4 a = text[3], b = text[4], c = text[5]
-    if a == u"J":
-        if b == u"a" and c == u"n":
-            return 1
-        if b == u"u" and c == u"n":
-            return 6
-        if b == u"u" and c == u"l":
-            return 7
-    elif a == u"F" and b == u"e" and c == u"b":
-        return 2
-    elif a == u"M" and b == u"a":
-        if c == u"r":
-            return 3
-        if c == u"y":
-            return 5
-    elif a == u"A":
-        if b == u"p" and c == u"r":
-            return 4
-        if b == u"u" and c == u"g":
-            return 8
-    elif a == u"S" and b == u"e" and c == u"p":
-        return 9
-    elif a == u"O" and b == u"c" and c == u"t":
-        return 10
-    elif a == u"N" and b == u"o" and c == u"v":
-        return 11
-    elif a == u"D" and b == u"e" and c == u"c":
-        return 12
+    cdef int month
+    for month in range(12):
+        if (
+            text[3] == _MONTHS[3 * month]
+            and text[4] == _MONTHS[3 * month + 1]
+            and text[5] == _MONTHS[3 * month + 2]
+        ):
+            return month + 1
     return 0
 
 
@@ -142,7 +125,8 @@ cdef object _size(str length, long long most):
 cdef class CombinedRows:
     """Read combined lines into rows for one ``RowEnricher`` (see the module)."""
 
-    cdef object enricher, split, parse_time, unescape, remember, moments
+    cdef object enricher, split, parse_time, unescape, remember, moments, make_agent
+    cdef object make_referrer
     cdef dict addresses, lines, raw_agents, raw_referrers
     cdef bint exclude_internal, exclude_bots
     cdef object no_language, source, filtered
@@ -166,12 +150,22 @@ cdef class CombinedRows:
         self.raw_agents = enricher._raw_agents
         self.raw_referrers = enricher._raw_referrers
         self.moments = enricher._moment
+        self.make_agent = enricher._agent
+        self.make_referrer = enricher._referrer
         self.no_language = enricher._no_language
         self.exclude_internal = bool(enricher.settings.exclude_internal)
         self.exclude_bots = bool(enricher.settings.exclude_bots)
         self.minute_text = None
         self.zone_text = None
         self.minute_start = 0
+
+    cdef tuple _cached(self, dict cache, object field, object make):
+        """The parts of a quoted field as it appears in the line, made from it unescaped (and
+        remembered) the first time."""
+        cdef PyObject* found = PyDict_GetItem(cache, field)
+        if found != NULL and <object>found is not None:
+            return <tuple>found
+        return <tuple>self.remember(cache, field, make(self.unescape(field)))
 
     def __call__(self, str line):
         """Return the row of ``line``: None when it is not a combined line (or holds a NUL),
@@ -242,22 +236,10 @@ cdef class CombinedRows:
             return self.filtered
         if not request[3]:
             return self.filtered
-        found = PyDict_GetItem(self.raw_agents, user_agent)
-        if found == NULL or <object>found is None:
-            agent = <tuple>self.remember(
-                self.raw_agents, user_agent, self.enricher._agent(self.unescape(user_agent))
-            )
-        else:
-            agent = <tuple>found
+        agent = self._cached(self.raw_agents, user_agent, self.make_agent)
         if self.exclude_bots and agent[5]:
             return self.filtered
-        found = PyDict_GetItem(self.raw_referrers, referrer)
-        if found == NULL or <object>found is None:
-            referred = <tuple>self.remember(
-                self.raw_referrers, referrer, self.enricher._referrer(self.unescape(referrer))
-            )
-        else:
-            referred = <tuple>found
+        referred = self._cached(self.raw_referrers, referrer, self.make_referrer)
         row = PyTuple_New(
             13 + PyTuple_GET_SIZE(referred) + 4 + PyTuple_GET_SIZE(agent) - 1 + 2
             + PyTuple_GET_SIZE(address) - 4
