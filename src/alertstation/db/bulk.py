@@ -160,7 +160,8 @@ class BulkInsert:
         kept = tuple(
             index
             for index, column in enumerate(columns)
-            if index not in self._omissible or column.count(None) != count
+            # (a first value that is not None settles it without a scan)
+            if index not in self._omissible or column[0] is not None or column.count(None) != count
         ) or (0,)
         sql = self._statements.get((dialect.name, kept))
         if sql is None:
