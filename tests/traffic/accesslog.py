@@ -197,5 +197,7 @@ def import_rows(count: int, folder: Path) -> tuple[list[tuple[Any, ...]], list[s
     enricher = RowEnricher(importer.import_settings(TrafficSettings(), True), None)
     reader = importer.LineRows(enricher, "combined", 0.0, float("inf"), float("-inf"), count + 1)
     with log.open("rb") as handle:
-        [(rows, keys, _days)] = list(reader.batches(handle, importer.ImportResult()))
+        batches = list(reader.batches(handle, importer.ImportResult()))
+    rows = [row for batch, _keys, _days in batches for row in batch]
+    keys = [key for _rows, batch, _days in batches for key in batch]
     return rows, keys

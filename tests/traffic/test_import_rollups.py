@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select
 
-from alertstation.traffic import daily, import_rollups, reports, rollups
+from alertstation.traffic import daily, import_rollups, importer, reports, rollups
 from alertstation.traffic.importer import LogImport, import_file, import_lines, parse_combined
 from alertstation.traffic.period import Filters, parse_period
 from alertstation.traffic.rows import Observed, build_row
@@ -21,6 +23,7 @@ from alertstation.traffic.tables import (
     web_request_logs,
     web_request_rollups,
 )
+from tests.fuzz.fuzzing import fuzz
 from tests.support import Clock
 from tests.traffic import accesslog
 from tests.traffic.conftest import empty
@@ -192,11 +195,12 @@ def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_
     expected = expected_dashboard(engine, log, now)
     chunk = 97  # a day holds about LINES / DAYS = 500 rows
     monkeypatch.setattr(daily, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(importer, "BATCH", 40)  # a day's rows come in several batches
     held = [0]  # the most rows of one day the import held at once
-    add = import_rollups.RowTally.add
+    add_all = import_rollups.RowTally.add_all
 
-    def counted(self: import_rollups.RowTally, row: tuple[Any, ...]) -> None:
-        add(self, row)
+    def counted(self: import_rollups.RowTally, rows: list[tuple[Any, ...]]) -> None:
+        add_all(self, rows)
         held[0] = max(held[0], *map(len, self.open.values()), 0)
 
     reads: list[list[list[str]]] = []  # per read: the visitor keys of each batch, in order
@@ -208,7 +212,7 @@ def test_days_of_more_rows_than_a_chunk_are_read_back_a_batch_of_whole_visitors_
             reads[-1].append([row[0] for row in rows])
             yield rows
 
-    monkeypatch.setattr(import_rollups.RowTally, "add", counted)
+    monkeypatch.setattr(import_rollups.RowTally, "add_all", counted)
     monkeypatch.setattr(daily, "visitor_batches", recorded)
     import_file(engine, log, "combined", None, now=now)
     assert 0 < held[0] <= chunk
@@ -270,3 +274,69 @@ def test_the_import_runs_with_the_cyclic_collector_paused_and_resumes_it(
     assert result.imported == 50
     assert seen == [False] * 50
     assert gc.isenabled()
+
+
+class _Recorded(import_rollups.RowTally):
+    """A tally that records the days it would tally (their row counts), not their totals."""
+
+    def _tally(self, day: int, rows: list[tuple[Any, ...]]) -> None:
+        self.tallied[day] = len(rows)  # type: ignore[assignment]
+        self.counts[day] = len(rows)
+
+
+class _RowByRow(_Recorded):
+    """The rule for one row at a time, against which ``add_all``'s runs are held."""
+
+    def add_all(self, rows: list[tuple[Any, ...]]) -> None:
+        for row in rows:
+            day = int(row[1] // 86_400)
+            held = self.open.get(day)
+            if held is None:
+                if day in self.left:
+                    continue
+                if day in self.tallied:
+                    self.leave(day)
+                    continue
+                if len(self.open) + len(self.tallied) >= self.max_days:
+                    self.left.add(day)
+                    continue
+                held = self.open[day] = []
+            if len(held) >= self.chunk_rows:
+                self.leave(day)
+                continue
+            self.batch_days.add(day)
+            held.append(row)
+
+
+def _states(tally: import_rollups.RowTally, batches: list[list[int]]) -> list[Any]:
+    width = len(importer.ROW_COLUMNS)
+    states = []
+    for number, days in enumerate(batches):
+        rows = [(None, day * 86_400.0 + number, *[None] * (width - 2)) for day in days]
+        tally.add_all(rows)
+        ended = tally.end_batch()
+        states.append(
+            (ended, {d: len(r) for d, r in tally.open.items()}, set(tally.left), tally.tallied)
+        )
+    tally.close()
+    states.append((set(tally.left), dict(tally.tallied)))
+    return states
+
+
+@fuzz(300)
+@given(
+    st.lists(st.lists(st.integers(0, 5), max_size=12), max_size=8),
+    st.integers(1, 6),
+    st.integers(1, 4),
+)
+def test_a_batch_of_rows_is_held_or_left_as_its_rows_one_by_one(
+    batches: list[list[int]], chunk: int, most_days: int
+) -> None:
+    # Most batches in time order, as a log comes; some with rows of days out of order.
+    batches = [sorted(days) if len(days) % 3 else days for days in batches]
+    tallies = []
+    for kind in (_Recorded, _RowByRow):
+        tally = kind()
+        tally.chunk_rows, tally.max_days = chunk, most_days
+        tallies.append(_states(tally, batches))
+    assert tallies[0] == tallies[1]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from itertools import compress
+from itertools import compress, groupby
 from operator import itemgetter
 from typing import Any
 
@@ -83,25 +83,34 @@ class RowTally:
         #: This tally's id of each visitor key, in the order given (0, 1, 2 ...).
         self.ids: dict[str, int] = {}
 
-    def add(self, row: tuple[Any, ...]) -> None:
-        """Take one row (``ROW_COLUMNS`` order) of the batch being gathered."""
-        day = int(row[_TS] // DAY_SECONDS)
-        rows = self.open.get(day)
-        if rows is None:
+    def add_all(self, rows: list[tuple[Any, ...]]) -> None:
+        """Take the rows (``ROW_COLUMNS`` order) of the batch being gathered, each run of rows
+        of one day at once."""
+        days = [int(ts // DAY_SECONDS) for ts in map(_TIME, rows)]
+        start = 0
+        for day, run in groupby(days):
+            end = start + sum(1 for _ in run)
+            self._add_run(day, rows, start, end)
+            start = end
+
+    def _add_run(self, day: int, rows: list[tuple[Any, ...]], start: int, end: int) -> None:
+        held = self.open.get(day)
+        if held is None:
             if day in self.left:
                 return
-            if day in self.tallied:  # a late row of a day already tallied
+            if day in self.tallied:  # late rows of a day already tallied
                 self.leave(day)
                 return
             if len(self.open) + len(self.tallied) >= self.max_days:
                 self.left.add(day)
                 return
-            rows = self.open[day] = []
-        if len(rows) >= self.chunk_rows:
+            held = self.open[day] = []
+        if len(held) < self.chunk_rows:
+            self.batch_days.add(day)
+        if len(held) + end - start > self.chunk_rows:
             self.leave(day)
             return
-        self.batch_days.add(day)
-        rows.append(row)
+        held.extend(rows[start:end])
 
     def leave(self, day: int) -> None:
         """Leave ``day`` to the database path."""

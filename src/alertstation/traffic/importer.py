@@ -25,7 +25,6 @@ rollups are stored once, after the last.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -55,6 +54,7 @@ from alertstation.traffic.enrich import (
 )
 from alertstation.traffic.import_rollups import ImportRollups, RowTally
 from alertstation.traffic.json_line import parse_json
+from alertstation.traffic.line_batch import line_batch
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.rows import (
     IMPORT_SOURCE,
@@ -176,7 +176,7 @@ def import_lines(
     log_format: str,
     locator: Locator | None,
     result: ImportResult | None = None,
-    progress: Callable[[], None] = lambda: None,
+    progress: Callable[[], None] | None = None,
     now: datetime | None = None,
     every_line: bool = False,
 ) -> ImportResult:
@@ -250,7 +250,7 @@ class LogImport:
     def add_lines(
         self,
         lines: Iterator[bytes],
-        progress: Callable[[], None] = lambda: None,
+        progress: Callable[[], None] | None = None,
         name: str | None = None,
     ) -> None:
         """Import the lines of one file (``name``d in the summary's first unreadable line); its
@@ -330,58 +330,47 @@ class LineRows:
         self,
         lines: Iterator[bytes],
         result: ImportResult,
-        progress: Callable[[], None] = lambda: None,
+        progress: Callable[[], None] | None = None,
         name: str | None = None,
     ) -> Iterator[tuple[list[tuple[Any, ...]], list[str], set[int]]]:
         """Yield the rows of ``lines``, their keys and the days of the rows tallied
         (``RowTally.end_batch``), those of each ``batch`` lines together (maybe none), counting
         the lines in ``result``."""
-        enricher, oldest, batch, tally = self.enricher, self.oldest, self.batch, self.tally
-        add = tally.add if tally is not None else None
-        live_from, live_until = self.live_from, self.live_until
-        occurrences = _Occurrences()  # identical lines are numbered within their file
-        combined_row = enricher.combined_rows() if self.log_format == "combined" else None
-        parse = PARSERS[self.log_format]
-        rows: list[tuple[Any, ...]] = []
-        keys: list[str] = []
-        for number, raw in enumerate(lines, start=1):
-            progress()
-            if number % batch == 0:
-                yield rows, keys, tally.end_batch() if tally is not None else set()
-                rows, keys = [], []
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            result.lines += 1
-            text = line.decode("utf-8", "replace")
-            if combined_row is not None:
-                row = combined_row(text)
-            else:
+        tally = self.tally
+        if self.log_format == "combined":
+            row_of = self.enricher.combined_rows()
+        else:
+            parse, observed_row = PARSERS[self.log_format], self.enricher.observed_row
+
+            def row_of(text: str) -> Any:
                 observed = parse(text)
-                row = enricher.observed_row(observed) if observed is not None else None
-            if row is None:
-                result.unparsable += 1
-                if result.first_bad_line is None:
-                    result.first_bad_line, result.first_bad_file = number, name
-                continue
-            if row is FILTERED:
-                result.filtered += 1
-                continue
-            ts = row[_TS]
-            if ts < oldest:
-                result.too_old += 1
-                continue
-            if live_from <= ts <= live_until:
-                result.recorded_live += 1
-                continue
-            digest = hashlib.sha256(line).digest()
-            # The key starts with the request's second, so keys arrive in index order.
-            copy = occurrences.count(digest)
-            rows.append(row)
-            keys.append(f"{int(row[1]):010x}-{digest[:24].hex()}:{copy}")
-            if add is not None:
-                add(row)
-        yield rows, keys, tally.end_batch() if tally is not None else set()
+                return observed_row(observed) if observed is not None else None
+
+        reading = line_batch(
+            row_of,
+            FILTERED,
+            _TS,
+            self.oldest,
+            self.live_from,
+            self.live_until,
+            progress,
+        )
+        more = True
+        while more:
+            rows, keys, more = reading.read(lines, self.batch)
+            if tally is not None:
+                tally.add_all(rows)
+            lines_read, unparsable, filtered, too_old, recorded_live, first_bad = (
+                reading.take_counts()
+            )
+            result.lines += lines_read
+            result.unparsable += unparsable
+            result.filtered += filtered
+            result.too_old += too_old
+            result.recorded_live += recorded_live
+            if first_bad is not None and result.first_bad_line is None:
+                result.first_bad_line, result.first_bad_file = first_bad, name
+            yield rows, keys, tally.end_batch() if tally is not None else set()
 
     def file_messages(
         self, path: Path, result: ImportResult | None = None
@@ -411,28 +400,6 @@ def batch_columns(rows: list[tuple[Any, ...]]) -> list[list[Any] | None]:
     columns: list[list[Any] | None] = [*transpose(rows, len(ROW_COLUMNS))]
     columns[_OCCURRED] = None
     return columns
-
-
-class _Occurrences:
-    """Number identical lines within a file (the second copy of a line is a second request).
-
-    Counts are kept in two generations of ``GENERATION`` lines each, so memory stays bounded on
-    a file of any length; copies of a line are numbered right when they are fewer than
-    ``GENERATION`` lines apart (identical lines share their second, so they sit close).
-    """
-
-    GENERATION = 200_000
-
-    def __init__(self) -> None:
-        self._new: dict[bytes, int] = {}
-        self._old: dict[bytes, int] = {}
-
-    def count(self, digest: bytes) -> int:
-        number = (self._new.get(digest) or self._old.get(digest, 0)) + 1
-        if len(self._new) >= self.GENERATION:
-            self._old, self._new = self._new, {}
-        self._new[digest] = number
-        return number
 
 
 class BatchWriter:
