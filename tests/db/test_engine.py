@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, insert, select, text
 
 from alertstation.db import make_engine
-from alertstation.db.engine import SQLITE_PAGE_SIZE
 from alertstation.db.types import UTCDateTime
 
 
@@ -21,28 +19,6 @@ def test_sqlite_pragmas(tmp_path: Path) -> None:
         assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() >= 5000
     engine.dispose()
-
-
-def test_a_new_sqlite_database_gets_the_station_page_size_and_an_existing_one_keeps_its_own(
-    tmp_path: Path,
-) -> None:
-    new = make_engine(f"sqlite:///{tmp_path / 'new.db'}")
-    with new.begin() as conn:
-        conn.execute(text("CREATE TABLE t (x INTEGER)"))
-    new.dispose()
-    old_path = tmp_path / "old.db"
-    with sqlite3.connect(old_path) as made:  # a database made before, with SQLite's default
-        made.execute("PRAGMA page_size=4096")
-        made.execute("CREATE TABLE t (x INTEGER)")
-    made.close()
-    old = make_engine(f"sqlite:///{old_path}")
-    for engine, size in ((new, SQLITE_PAGE_SIZE), (old, 4096)):
-        with engine.begin() as conn:  # opened again: the size holds, rows still go in
-            assert conn.execute(text("PRAGMA page_size")).scalar() == size
-            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
-            conn.execute(text("INSERT INTO t VALUES (1)"))
-        engine.dispose()
-    assert SQLITE_PAGE_SIZE == 16_384
 
 
 def test_unsupported_backend_is_refused() -> None:

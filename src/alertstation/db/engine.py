@@ -15,10 +15,6 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from alertstation.db import staged_insert
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
-# The page size of a new SQLite database (an existing one keeps its own): 16 KiB instead of
-# SQLite's 4 KiB. Most of what the station writes is batches of rows (request logs, rollups,
-# imports), and each page written to the WAL is a write call of its own; see docs/decisions.md.
-SQLITE_PAGE_SIZE = 16_384
 IMMEDIATE_OPTION = "alertstation_sqlite_immediate"
 
 
@@ -72,7 +68,6 @@ def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
         # Let SQLAlchemy, not the driver, open transactions so SAVEPOINT and BEGIN behave.
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
-        cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")  # before WAL: a new file only
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
