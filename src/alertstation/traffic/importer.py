@@ -397,8 +397,8 @@ def batch_columns(rows: list[tuple[Any, ...]]) -> list[list[Any] | None]:
     A batch read in a child process crosses a pipe pickled: a moment costs several times what
     a number does to pickle and unpickle, and columns cost less than the rows' own tuples.
     """
-    columns: list[list[Any] | None] = [*transpose(rows, len(ROW_COLUMNS))]
-    columns[_OCCURRED] = None
+    columns: list[list[Any] | None] = transpose(rows, len(ROW_COLUMNS))  # type: ignore[assignment]
+    columns[_OCCURRED] = None  # a new list of columns, the caller's own
     return columns
 
 
