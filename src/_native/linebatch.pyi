@@ -1,6 +1,6 @@
 """Access-log lines into rows and import keys, compiled (``PyLineBatch``'s twin).
 
-Product code gets a reader from ``alertstation.traffic.line_batch.line_batch``.
+Product code gets a reader from ``alertstation.traffic.line_batch.LineBatch``.
 """
 
 from collections.abc import Callable, Iterator

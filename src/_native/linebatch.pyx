@@ -2,7 +2,7 @@
 """Access-log lines into rows and import keys, a batch at a time: the compiled twin of
 ``alertstation.traffic.line_batch.PyLineBatch``.
 
-Product code gets a reader from ``alertstation.traffic.line_batch.line_batch``. The twin spends
+Product code gets a reader from ``alertstation.traffic.line_batch.LineBatch``. The twin spends
 more time in its own loop than in reading a line (stripping, decoding, hashing, numbering the
 copies and formatting the key are each a few Python steps); this loop does them in C and calls
 out only to read the row, hash the line and hand the row on.

@@ -54,7 +54,7 @@ from alertstation.traffic.enrich import (
 )
 from alertstation.traffic.import_rollups import ImportRollups, RowTally
 from alertstation.traffic.json_line import parse_json
-from alertstation.traffic.line_batch import line_batch
+from alertstation.traffic.line_batch import LineBatch
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.rows import (
     IMPORT_SOURCE,
@@ -346,7 +346,7 @@ class LineRows:
                 observed = parse(text)
                 return observed_row(observed) if observed is not None else None
 
-        reading = line_batch(
+        reading = LineBatch(
             row_of,
             FILTERED,
             _TS,

@@ -131,18 +131,5 @@ class PyLineBatch:
 _kernel = load_kernel("linebatch")
 
 
-def line_batch(
-    row: RowOf,
-    filtered: object,
-    ts_index: int,
-    oldest: float,
-    live_from: float,
-    live_until: float,
-    progress: Callable[[], None] | None,
-    generation: int = GENERATION,
-) -> BatchReader:
-    """Return the compiled ``LineBatch`` when it is built, else a ``PyLineBatch``."""
-    make: Any = _kernel.LineBatch if _kernel is not None else PyLineBatch
-    return make(  # type: ignore[no-any-return]
-        row, filtered, ts_index, oldest, live_from, live_until, progress, generation
-    )
+#: The compiled reader when it is built, else ``PyLineBatch`` (the same arguments).
+LineBatch: Callable[..., BatchReader] = _kernel.LineBatch if _kernel is not None else PyLineBatch
