@@ -18,8 +18,10 @@ import pytest
 from sqlalchemy import Engine
 
 from alertstation.db import staged_insert
+from alertstation.db.moments import EpochSeconds
 from alertstation.kernel_loader import load_kernel
 from alertstation.traffic import importer
+from alertstation.traffic.rows import ROW_COLUMNS
 from benchmarks.bench_traffic_analytics import fresh_database
 from tests.traffic import accesslog
 
@@ -28,14 +30,18 @@ pytestmark = pytest.mark.skipif(kernel is None, reason="the sqlite_rows kernel i
 
 ROWS = 20_000
 INSERT = importer.BatchWriter.INSERT
+OCCURRED, TS = ROW_COLUMNS.index("occurred_at"), ROW_COLUMNS.index("ts")
 
 
 @pytest.fixture(scope="module")
 def columns(tmp_path_factory: pytest.TempPathFactory) -> list[list[Any]]:
-    """The rows and their import keys, column by column, as the import hands them over."""
+    """The rows and their import keys, column by column, as the import's writer stores them
+    (``occurred_at`` from ``ts``)."""
     rows, keys = accesslog.import_rows(ROWS, tmp_path_factory.mktemp("staged"))
     assert len(rows) == ROWS
-    return [*map(list, zip(*rows, strict=True)), keys]
+    columns = [*map(list, zip(*rows, strict=True)), keys]
+    columns[OCCURRED] = EpochSeconds(columns[TS])
+    return columns
 
 
 @pytest.fixture(scope="module")

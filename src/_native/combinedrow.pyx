@@ -125,7 +125,7 @@ cdef object _size(str length, long long most):
 cdef class CombinedRows:
     """Read combined lines into rows for one ``RowEnricher`` (see the module)."""
 
-    cdef object enricher, split, parse_time, unescape, remember, moments, make_agent
+    cdef object enricher, split, parse_time, unescape, remember, make_agent
     cdef object make_referrer
     cdef dict addresses, lines, raw_agents, raw_referrers
     cdef bint exclude_internal, exclude_bots
@@ -149,7 +149,6 @@ cdef class CombinedRows:
         self.lines = enricher._lines
         self.raw_agents = enricher._raw_agents
         self.raw_referrers = enricher._raw_referrers
-        self.moments = enricher._moment
         self.make_agent = enricher._agent
         self.make_referrer = enricher._referrer
         self.no_language = enricher._no_language
@@ -245,7 +244,7 @@ cdef class CombinedRows:
             + PyTuple_GET_SIZE(address) - 4
         )
         at = 0
-        _put(row, &at, self.moments(ts))
+        _put(row, &at, None)  # occurred_at: the writer stores the moment of ts
         _put(row, &at, ts)
         _put(row, &at, hour)
         _put(row, &at, request[0])

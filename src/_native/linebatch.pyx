@@ -106,19 +106,11 @@ cdef class LineBatch:
             self._filtered_lines += 1
             return
         cdef object ts = row[self._ts]
-        cdef double seconds
-        if PyFloat_CheckExact(ts):
-            seconds = PyFloat_AS_DOUBLE(ts)
-            if seconds < self._oldest:
-                self._too_old += 1
-                return
-            if self._live_from <= seconds <= self._live_until:
-                self._recorded_live += 1
-                return
-        elif ts < self._oldest:
+        cdef double seconds = PyFloat_AS_DOUBLE(ts) if PyFloat_CheckExact(ts) else ts
+        if seconds < self._oldest:
             self._too_old += 1
             return
-        elif self._live_from <= ts <= self._live_until:
+        if self._live_from <= seconds <= self._live_until:
             self._recorded_live += 1
             return
         cdef bytes digest = _sha256(line).digest()
@@ -130,7 +122,7 @@ cdef class LineBatch:
             self._old, self._new = self._new, {}
         PyDict_SetItem(self._new, digest, copy)
         rows.append(row)
-        keys.append(_key(ts, digest, copy))
+        keys.append(_key(seconds, ts, digest, copy))
 
     def take_counts(self):
         """Return the lines read that were not blank, unparsable, filtered out, too old and
@@ -148,18 +140,14 @@ cdef class LineBatch:
         return taken
 
 
-cdef str _key(object ts, bytes digest, Py_ssize_t copy):
-    """``line_batch.import_key(int(ts), digest, copy)``, written into one buffer."""
-    cdef double seconds
+cdef str _key(double seconds, object ts, bytes digest, Py_ssize_t copy):
+    """``line_batch.import_key(int(ts), digest, copy)``, written into one buffer; ``seconds``
+    is ``ts`` as a C double."""
     cdef long long second
     cdef char buffer[96]
     cdef Py_ssize_t i, size
     cdef const unsigned char* hashed
     cdef char digits[24]
-    try:
-        seconds = ts
-    except TypeError:
-        seconds = -1.0
     if not (0.0 <= seconds < _KEY_SECONDS) or PyBytes_GET_SIZE(digest) < 24 or copy < 1:
         return f"{int(ts):010x}-{digest[:24].hex()}:{copy}"
     second = <long long>seconds

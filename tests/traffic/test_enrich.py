@@ -79,7 +79,8 @@ def reader(request: pytest.FixtureRequest) -> Reader:
 
 
 def reference(line: str, settings: TrafficSettings, locator: Locator | None) -> Any:
-    """The one-request path: parse, apply the settings as documented, then ``build_row``."""
+    """The one-request path: parse, apply the settings as documented, then ``build_row``; the
+    moment is left to the writer (``occurred_at`` None)."""
     seen = parse_combined(line)
     if seen is None:
         return None
@@ -94,7 +95,7 @@ def reference(line: str, settings: TrafficSettings, locator: Locator | None) -> 
         return FILTERED
     if settings.anonymize_ip:
         seen = replace(seen, client_ip=addresses.mask_address(seen.client_ip))
-    row = build_row(seen, locator)
+    row = build_row(seen, locator) | {"occurred_at": None}
     return tuple(row[name] for name in ROW_COLUMNS)
 
 

@@ -5,8 +5,10 @@ paths make up millions of lines. ``RowEnricher`` remembers, for the length of on
 each distinct address (masking, version, visitor key, GeoIP), user agent (browser, OS, device,
 bot), referrer (domain, search engine and phrase) and request (page view, file type, whether the
 settings keep it) came to, and builds each row as a tuple in ``ROW_COLUMNS`` order. The values
-are the ones ``rows.build_row`` gives a live request; ``tests/traffic/test_enrich.py`` holds the
-two to each other.
+are the ones ``rows.build_row`` gives a live request, but for ``occurred_at``, which is left None:
+it is ``ts`` as a moment, and the import's writer stores it from ``ts``
+(``importer.BatchWriter``) rather than have a ``datetime`` made for every line and thrown away.
+``tests/traffic/test_enrich.py`` holds the two to each other.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import unquote
 
-from alertstation.db.moments import Moments
 from alertstation.kernel_loader import load_kernel
 from alertstation.traffic import addresses, agents, classify
 from alertstation.traffic.combined_line import split_combined
@@ -142,7 +143,6 @@ class RowEnricher:
         self._lines: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._raw_agents: dict[str | None, tuple[Any, ...]] = {}
         self._raw_referrers: dict[str | None, tuple[Any, ...]] = {}
-        self._moment = Moments()  # a log's times are whole seconds, minutes at a time
         self._no_language = agents.primary_language(None)
         self._minute_text: str | None = None
         self._zone_text: str | None = None
@@ -233,7 +233,7 @@ class RowEnricher:
         if agent[5] and self.settings.exclude_bots:
             return FILTERED
         return (
-            self._moment(ts),
+            None,  # occurred_at: the writer stores the moment of ts
             ts,
             int(ts // 3600),
             method[:16],
@@ -353,7 +353,7 @@ class RowEnricher:
         if referred is None:
             referred = _remember(self._raw_referrers, referrer, self._referrer(unescape(referrer)))
         return (
-            self._moment(ts),
+            None,  # occurred_at: the writer stores the moment of ts
             ts,
             int(ts // 3600),
             request[0],

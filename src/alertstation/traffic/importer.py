@@ -360,16 +360,7 @@ class LineRows:
             rows, keys, more = reading.read(lines, self.batch)
             if tally is not None:
                 tally.add_all(rows)
-            lines_read, unparsable, filtered, too_old, recorded_live, first_bad = (
-                reading.take_counts()
-            )
-            result.lines += lines_read
-            result.unparsable += unparsable
-            result.filtered += filtered
-            result.too_old += too_old
-            result.recorded_live += recorded_live
-            if first_bad is not None and result.first_bad_line is None:
-                result.first_bad_line, result.first_bad_file = first_bad, name
+            result.add_reading(read_counts(reading.take_counts(), name))
             yield rows, keys, tally.end_batch() if tally is not None else set()
 
     def file_messages(
@@ -389,13 +380,30 @@ class LineRows:
             yield COUNTS, counts, self.tally
 
 
+def read_counts(
+    counts: tuple[int, int, int, int, int, int | None], name: str | None
+) -> ImportResult:
+    """Return the counts of ``LineBatch.take_counts`` as an ``ImportResult`` of reading the file
+    ``name``."""
+    lines, unparsable, filtered, too_old, recorded_live, first_bad = counts
+    return ImportResult(
+        lines=lines,
+        unparsable=unparsable,
+        filtered=filtered,
+        too_old=too_old,
+        recorded_live=recorded_live,
+        first_bad_line=first_bad,
+        first_bad_file=name if first_bad is not None else None,
+    )
+
+
 def batch_columns(rows: list[tuple[Any, ...]]) -> list[list[Any] | None]:
     """Return a batch's rows as columns (``ROW_COLUMNS`` order) for ``BatchWriter.write``,
-    ``occurred_at`` left out (None): it is ``ts`` as a moment, which the writer stores from
-    ``ts`` (``db.moments.EpochSeconds``).
+    ``occurred_at`` one None for the column: the enricher's rows leave it None
+    (``traffic.enrich``), and the writer stores it from ``ts`` (``db.moments.EpochSeconds``).
 
-    A batch read in a child process crosses a pipe pickled: a moment costs several times what
-    a number does to pickle and unpickle, and columns cost less than the rows' own tuples.
+    A batch read in a child process crosses a pipe pickled: columns cost less than the rows' own
+    tuples to pickle and unpickle.
     """
     columns: list[list[Any] | None] = transpose(rows, len(ROW_COLUMNS))  # type: ignore[assignment]
     columns[_OCCURRED] = None  # a new list of columns, the caller's own
