@@ -7,7 +7,8 @@ which picks this function when it is built.
 
 One pass over the rows builds each row's key (a tuple of its values in the given columns), finds
 its number in a dict, and adds to C arrays of hits and bytes; each (key number, visitor) pair
-goes into one array of 64-bit integers, which is then sorted, so each key's distinct visitors
+goes into one array of 64-bit integers (but for a key's rows of the visitor its row before had:
+rows sorted by visitor give a key a run of one visitor's rows), which is then sorted, so each key's distinct visitors
 come out in order, ready for a bitmap.
 """
 
@@ -29,6 +30,18 @@ cdef int _compare(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef inline bint _as_before(list lists, Py_ssize_t width, Py_ssize_t row):
+    """Whether each column holds at ``row`` the very object it holds at the row before: then
+    the row's key is that row's, found without a tuple or a dict lookup."""
+    cdef Py_ssize_t place
+    cdef list column
+    for place in range(width):
+        column = <list>PyList_GET_ITEM(lists, place)
+        if PyList_GET_ITEM(column, row) != PyList_GET_ITEM(column, row - 1):
+            return False
+    return True
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def profile_tallies(columns, list visitors, list sizes):
@@ -43,6 +56,8 @@ def profile_tallies(columns, list visitors, list sizes):
     cdef int64_t* hits = NULL
     cdef int64_t* spent = NULL
     cdef uint64_t* pairs = NULL
+    cdef uint64_t* last = NULL
+    cdef Py_ssize_t taken = 0
     cdef uint64_t visitor
     cdef PyObject* found
     cdef list lists = columns
@@ -62,39 +77,47 @@ def profile_tallies(columns, list visitors, list sizes):
     hits = <int64_t*>PyMem_Malloc(count * sizeof(int64_t))
     spent = <int64_t*>PyMem_Malloc(count * sizeof(int64_t))
     pairs = <uint64_t*>PyMem_Malloc(count * sizeof(uint64_t))
-    if hits == NULL or spent == NULL or pairs == NULL:
+    last = <uint64_t*>PyMem_Malloc(count * sizeof(uint64_t))
+    if hits == NULL or spent == NULL or pairs == NULL or last == NULL:
         PyMem_Free(hits)
         PyMem_Free(spent)
         PyMem_Free(pairs)
+        PyMem_Free(last)
         raise MemoryError()
     try:
         memset(hits, 0, count * sizeof(int64_t))
         memset(spent, 0, count * sizeof(int64_t))
+        memset(last, 0xFF, count * sizeof(uint64_t))  # no visitor yet: ids are below 2**32
+        number = -1
         for row in range(count):
-            key = PyTuple_New(width)
-            for place in range(width):
-                value = <object>PyList_GET_ITEM(<list>PyList_GET_ITEM(lists, place), row)
-                Py_INCREF(value)
-                PyTuple_SET_ITEM(key, place, value)
-            found = PyDict_GetItem(numbers, key)
-            if found == NULL:
-                number = len(keys)
-                PyDict_SetItem(numbers, key, number)
-                keys.append(key)
-            else:
-                number = <Py_ssize_t><object>found
+            if row == 0 or not _as_before(lists, width, row):
+                key = PyTuple_New(width)
+                for place in range(width):
+                    value = <object>PyList_GET_ITEM(<list>PyList_GET_ITEM(lists, place), row)
+                    Py_INCREF(value)
+                    PyTuple_SET_ITEM(key, place, value)
+                found = PyDict_GetItem(numbers, key)
+                if found == NULL:
+                    number = len(keys)
+                    PyDict_SetItem(numbers, key, number)
+                    keys.append(key)
+                else:
+                    number = <Py_ssize_t><object>found
             hits[number] += 1
             spent[number] += <int64_t><object>PyList_GET_ITEM(sizes, row)
             visitor = <uint32_t><object>PyList_GET_ITEM(visitors, row)
-            pairs[row] = (<uint64_t>number << 32) | visitor
-        qsort(pairs, count, sizeof(uint64_t), _compare)
+            if last[number] != visitor:  # a visitor's rows for a key, in a run, give one pair
+                last[number] = visitor
+                pairs[taken] = (<uint64_t>number << 32) | visitor
+                taken += 1
+        qsort(pairs, taken, sizeof(uint64_t), _compare)
         result = []
         start = 0
-        while start < count:
+        while start < taken:
             number = <Py_ssize_t>(pairs[start] >> 32)
             seen = []
             end = start
-            while end < count and <Py_ssize_t>(pairs[end] >> 32) == number:
+            while end < taken and <Py_ssize_t>(pairs[end] >> 32) == number:
                 if end == start or pairs[end] != pairs[end - 1]:
                     seen.append(<uint32_t>(pairs[end] & 0xFFFFFFFF))
                 end += 1
@@ -105,4 +128,5 @@ def profile_tallies(columns, list visitors, list sizes):
         PyMem_Free(hits)
         PyMem_Free(spent)
         PyMem_Free(pairs)
+        PyMem_Free(last)
 
