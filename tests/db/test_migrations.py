@@ -65,6 +65,8 @@ def test_revision_files_are_dated_and_form_one_line() -> None:
     for path in files:
         assert re.fullmatch(r"\d{8}_[a-z0-9_]+\.py", path.name), path.name
         assert f'revision: str = "{path.stem}"' in path.read_text(), path.name
+        # alembic_version holds a revision in 32 characters: PostgreSQL refuses a longer one
+        assert len(path.stem) <= 32, path.name
     script = ScriptDirectory.from_config(alembic_config(make_engine("sqlite://")))
     assert len(script.get_heads()) == 1
     assert len(list(script.walk_revisions())) == len(files)

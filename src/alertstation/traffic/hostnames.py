@@ -16,11 +16,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.traffic import addresses
+from alertstation.traffic.address_rows import of_ip
 from alertstation.traffic.settings import load_settings
 from alertstation.traffic.tables import traffic_hostnames, web_request_logs
 
@@ -66,24 +67,26 @@ def timeout_for(ip: str) -> float:
     return TIMEOUT_V6 if addresses.ip_version(ip) == 6 else TIMEOUT_V4
 
 
-def pending(engine: Engine, limit: int = BATCH) -> list[str]:
-    """Return addresses with rows lacking a host name and no remembered answer."""
+def pending(engine: Engine, limit: int = BATCH) -> list[tuple[str, float]]:
+    """Return addresses with rows lacking a host name and no remembered answer, each with the
+    time of the first such row (its rows are found from there: ``address_rows.of_ip``)."""
     known = select(traffic_hostnames.c.ip)
+    t = web_request_logs
     query = (
-        select(web_request_logs.c.client_ip)
-        .distinct()
-        .where(web_request_logs.c.hostname.is_(None), web_request_logs.c.client_ip.not_in(known))
-        .order_by(web_request_logs.c.client_ip)
+        select(t.c.client_ip, func.min(t.c.ts))
+        .where(t.c.hostname.is_(None), t.c.client_ip.not_in(known))
+        .group_by(t.c.client_ip)
+        .order_by(t.c.client_ip)
         .limit(limit)
     )
     with engine.connect() as conn:
-        return [ip for (ip,) in conn.execute(query)]
+        return [(ip, float(first)) for ip, first in conn.execute(query)]
 
 
 def backfill(engine: Engine, resolver: Resolver, now: datetime) -> BackfillResult:
     """Look up the pending addresses and store what was learned."""
     result = BackfillResult()
-    for ip in pending(engine):
+    for ip, first in pending(engine):
         try:
             masked = addresses.mask_address(ip)
         except ValueError:
@@ -104,9 +107,7 @@ def backfill(engine: Engine, resolver: Resolver, now: datetime) -> BackfillResul
             if name:
                 conn.execute(
                     web_request_logs.update()
-                    .where(
-                        web_request_logs.c.client_ip == ip, web_request_logs.c.hostname.is_(None)
-                    )
+                    .where(of_ip(ip, first), web_request_logs.c.hostname.is_(None))
                     .values(hostname=name)
                 )
         if name:

@@ -8,10 +8,11 @@ databases are never touched.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
 from alertstation.errors import Invalid
 from alertstation.traffic import addresses, rollups
+from alertstation.traffic.address_rows import first_time, of_ip
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.tables import (
     traffic_hostnames,
@@ -30,11 +31,6 @@ def check_ip(value: object) -> str:
     return str(addresses.parse(value))
 
 
-def _oldest_hour(conn: Connection, ip: str) -> int | None:
-    value = conn.execute(select(func.min(t.c.hour)).where(t.c.client_ip == ip)).scalar()
-    return int(value) if value is not None else None
-
-
 def _forget_hostname(conn: Connection, ip: str) -> None:
     conn.execute(traffic_hostnames.delete().where(traffic_hostnames.c.ip == ip))
 
@@ -47,11 +43,11 @@ def _forget_visitor(conn: Connection, key: str) -> None:
 
 def purge_ip(conn: Connection, ip: str) -> int:
     """Delete every row of ``ip``; return how many."""
-    oldest = _oldest_hour(conn, ip)
-    if oldest is None:
+    first = first_time(conn, ip)
+    if first is None:
         return 0
-    deleted = int(conn.execute(t.delete().where(t.c.client_ip == ip)).rowcount or 0)
-    rollups.invalidate_from(conn, oldest)
+    deleted = int(conn.execute(t.delete().where(of_ip(ip, first))).rowcount or 0)
+    rollups.invalidate_from(conn, int(first // 3600))
     _forget_visitor(conn, addresses.visitor_key(ip))
     _forget_hostname(conn, ip)
     rows_changed(conn)
@@ -60,16 +56,16 @@ def purge_ip(conn: Connection, ip: str) -> int:
 
 def anonymize_ip(conn: Connection, ip: str) -> int:
     """Mask ``ip`` in its rows (IPv4 /24, IPv6 /48), drop their host names; return how many."""
-    oldest = _oldest_hour(conn, ip)
-    if oldest is None:
+    first = first_time(conn, ip)
+    if first is None:
         return 0
     masked = addresses.mask_address(ip)
     changed = conn.execute(
         t.update()
-        .where(t.c.client_ip == ip)
+        .where(of_ip(ip, first))
         .values(client_ip=masked, visitor_key=addresses.visitor_key(masked), hostname=None)
     ).rowcount
-    rollups.invalidate_from(conn, oldest)
+    rollups.invalidate_from(conn, int(first // 3600))
     _forget_visitor(conn, addresses.visitor_key(ip))
     _forget_hostname(conn, ip)
     rows_changed(conn)
