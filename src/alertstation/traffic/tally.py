@@ -260,28 +260,36 @@ def accumulate_columns(columns: Mapping[str, Sequence[Any]], ids: Mapping[str, i
     return totals
 
 
-def _visits(totals: DayTotals, columns: Mapping[str, Sequence[Any]]) -> None:
-    entries: Counter[tuple[Any, ...]] = Counter()
-    exits: Counter[tuple[Any, ...]] = Counter()
-    visitor: str | None = None
+def py_visit_counts(
+    keys: list[Any], times: list[float], paths: list[Any], views: list[Any], gap: float, day: float
+) -> tuple[int, int, float, dict[Any, int], dict[Any, int]]:
+    """Return ``(visits, bounces, seconds, entries, exits)`` of rows sorted by visitor and
+    time, given as columns: a visit is a visitor's run of rows ending at a gap over ``gap``
+    seconds or where ``time // day`` changes; a bounce is a visit of one row; ``seconds`` adds
+    up each visit's last time less its first; ``entries`` and ``exits`` count the visits by the
+    path of their first and last page view (a visit without one counts in neither).
+
+    The reference twin of the compiled ``visitruns`` kernel (``visit_counts``)."""
+    if not len(keys) == len(times) == len(paths) == len(views):
+        raise ValueError(
+            f"{len(keys)} visitors, {len(times)} times, {len(paths)} paths and {len(views)} views"
+        )
+    visits = bounces = requests = 0
+    seconds = 0.0
+    entries: dict[Any, int] = {}
+    exits: dict[Any, int] = {}
+    visitor: Any = None
     start = last = 0.0
-    requests = 0
     entry = exit_page = None
-
-    def close() -> None:
-        totals.visits += 1
-        totals.bounces += requests == 1
-        totals.visit_seconds += last - start
-        if entry is not None:
-            entries[(entry,)] += 1
-            exits[(exit_page,)] += 1
-
-    for key, ts, path, page_view in zip(
-        columns["visitor_key"], columns["ts"], columns["path"], columns["page_view"], strict=True
-    ):
-        if key != visitor or ts - last > VISIT_GAP or ts // DAY_SECONDS != last // DAY_SECONDS:
+    for key, ts, path, page_view in zip(keys, times, paths, views, strict=True):
+        if key != visitor or ts - last > gap or ts // day != last // day:
             if requests:
-                close()
+                visits += 1
+                bounces += requests == 1
+                seconds += last - start
+                if entry is not None:
+                    entries[entry] = entries.get(entry, 0) + 1
+                    exits[exit_page] = exits.get(exit_page, 0) + 1
             visitor, start, requests, entry, exit_page = key, ts, 0, None, None
         requests += 1
         last = ts
@@ -290,9 +298,36 @@ def _visits(totals: DayTotals, columns: Mapping[str, Sequence[Any]]) -> None:
             if entry is None:
                 entry = exit_page
     if requests:
-        close()
-    totals.lists[ENTRY].update((key, Tally(count)) for key, count in entries.items())
-    totals.lists[EXIT].update((key, Tally(count)) for key, count in exits.items())
+        visits += 1
+        bounces += requests == 1
+        seconds += last - start
+        if entry is not None:
+            entries[entry] = entries.get(entry, 0) + 1
+            exits[exit_page] = exits.get(exit_page, 0) + 1
+    return visits, bounces, seconds, entries, exits
+
+
+_visit_kernel = load_kernel("visitruns")
+visit_counts: Callable[..., tuple[int, int, float, dict[Any, int], dict[Any, int]]] = (
+    _visit_kernel.visit_counts if _visit_kernel is not None else py_visit_counts
+)
+
+
+def _visits(totals: DayTotals, columns: Mapping[str, Sequence[Any]]) -> None:
+    visits, bounces, seconds, entries, exits = visit_counts(
+        *(_listed(columns[name]) for name in ("visitor_key", "ts", "path", "page_view")),
+        VISIT_GAP,
+        DAY_SECONDS,
+    )
+    totals.visits += visits
+    totals.bounces += bounces
+    totals.visit_seconds += seconds
+    totals.lists[ENTRY].update(((path,), Tally(count)) for path, count in entries.items())
+    totals.lists[EXIT].update(((path,), Tally(count)) for path, count in exits.items())
+
+
+def _listed(values: Sequence[Any]) -> list[Any]:
+    return values if type(values) is list else list(values)
 
 
 def _errors_timings_logins(
