@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from itertools import compress, groupby
-from operator import itemgetter
+from itertools import compress, groupby, repeat
+from operator import floordiv, itemgetter
 from typing import Any
 
 from pyroaring import BitMap
@@ -86,11 +86,13 @@ class RowTally:
     def add_all(self, rows: list[tuple[Any, ...]]) -> None:
         """Take the rows (``ROW_COLUMNS`` order) of the batch being gathered, each run of rows
         of one day at once."""
-        days = [int(ts // DAY_SECONDS) for ts in map(_TIME, rows)]
+        # Each row's day as ``ts // DAY_SECONDS`` gives it (a float), found and grouped without a
+        # Python step per row.
+        days = map(floordiv, map(_TIME, rows), repeat(DAY_SECONDS))
         start = 0
         for day, run in groupby(days):
-            end = start + sum(1 for _ in run)
-            self._add_run(day, rows, start, end)
+            end = start + len(list(run))
+            self._add_run(int(day), rows, start, end)
             start = end
 
     def _add_run(self, day: int, rows: list[tuple[Any, ...]], start: int, end: int) -> None:
