@@ -228,7 +228,8 @@ def _mapped(visitors: BitMap, mapping: list[int]) -> BitMap:
 
 
 def _with_ids(totals: DayTotals, mapping: list[int]) -> DayTotals:
-    """Return a copy of ``totals`` whose visitor bitmaps hold ``mapping``'s ids."""
+    """Return a copy of ``totals`` whose visitor bitmaps hold ``mapping``'s ids (a tally
+    without visitors, as every error answer's, is the same in both: it is shared)."""
     copy = DayTotals(totals.visits, totals.bounces, totals.visit_seconds)
     for name, tallies in totals.lists.items():
         copy.lists[name] = {
@@ -237,8 +238,10 @@ def _with_ids(totals: DayTotals, mapping: list[int]) -> DayTotals:
                 tally.bytes,
                 tally.total_ms,
                 tally.max_ms,
-                _mapped(tally.visitors, mapping) if tally.visitors else BitMap(),
+                _mapped(tally.visitors, mapping),
             )
+            if tally.visitors
+            else tally
             for key, tally in tallies.items()
         }
     return copy
