@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,6 +24,7 @@ from alertstation.traffic.tables import (
     web_request_logs,
     web_request_rollups,
 )
+from alertstation.traffic.tally import DAY_SECONDS, ERRORS
 from tests.fuzz.fuzzing import fuzz
 from tests.support import Clock
 from tests.traffic import accesslog
@@ -111,6 +113,39 @@ def test_an_import_into_an_empty_database_rolls_up_from_its_own_rows(
 
 
 @pytest.mark.usefixtures("reading")
+def test_a_days_error_answers_are_one_row_per_address_holding_each_answer(
+    engine: Engine, tmp_path: Path, now: datetime, lines: list[str]
+) -> None:
+    import_file(engine, write(tmp_path / "access.log", lines), "combined", None, now=now)
+    g, t = web_request_day_groups, web_request_logs
+    day = (func.floor(t.c.ts / DAY_SECONDS)).label("day")
+    with engine.connect() as conn:
+        stored = conn.execute(
+            select(g.c.day, g.c.key, g.c.hits, g.c.detail).where(g.c.dimension == ERRORS)
+        ).all()
+        rolled = set(conn.execute(select(web_request_days.c.day)).scalars())
+        raw = conn.execute(
+            select(day, t.c.client_ip, t.c.path, t.c.status, func.count())
+            .where(t.c.status >= 400)
+            .group_by(day, t.c.client_ip, t.c.path, t.c.status)
+        ).all()
+    expected: dict[tuple[int, str], dict[tuple[str, int], int]] = {}
+    for when, address, path, status, count in raw:
+        if int(when) in rolled:
+            expected.setdefault((int(when), address), {})[(path, status)] = count
+    found = {
+        (when, orjson.loads(key)[0]): {
+            (path, status): n for path, status, n in orjson.loads(detail)
+        }
+        for when, key, _hits, detail in stored
+    }
+    assert len(stored) == len(found) == len(expected) > DAYS  # one row per address and day
+    assert found == expected
+    assert all(
+        hits == sum(found[(when, orjson.loads(key)[0])].values()) for when, key, hits, _ in stored
+    )
+
+
 def test_one_import_of_several_files_tallies_the_days_running_on_across_them_from_its_rows(
     engine: Engine, tmp_path: Path, now: datetime, lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

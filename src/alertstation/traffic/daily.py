@@ -35,13 +35,22 @@ from alertstation.traffic.tables import (
     web_request_days,
     web_request_logs,
 )
-from alertstation.traffic.tally import COLUMNS, DAY_SECONDS, DayTotals, Tally, accumulate, merge
+from alertstation.traffic.tally import (
+    COLUMNS,
+    DAY_SECONDS,
+    ERRORS,
+    DayTotals,
+    Tally,
+    accumulate,
+    add_answers,
+    merge,
+)
 from alertstation.traffic.visitors import visitor_ids
 
 t = web_request_logs
 _GROUP_ROWS = BulkInsert(
     web_request_day_groups,
-    ("day", "dimension", "key", "hits", "bytes", "total_ms", "max_ms", "visitors"),
+    ("day", "dimension", "key", "hits", "bytes", "total_ms", "max_ms", "visitors", "detail"),
 )
 
 _ORDER = itemgetter(COLUMNS.index("visitor_key"), COLUMNS.index("ts"), COLUMNS.index("id"))
@@ -154,9 +163,27 @@ def _store(conn: Connection, day: int, totals: DayTotals) -> None:
             tally.total_ms,
             tally.max_ms,
             tally.visitors.serialize() if tally.visitors else None,
+            None,
         )
         for name, tallies in totals.lists.items()
         for key, tally in tallies.items()
+    ]
+    # One row per address, its answers in ``detail``: a scanner's many paths are one row a day.
+    values += [
+        (
+            day,
+            ERRORS,
+            orjson.dumps([address]).decode(),
+            sum(answers.values()),
+            0,
+            None,
+            None,
+            None,
+            orjson.dumps(
+                [[path, status, count] for (path, status), count in answers.items()]
+            ).decode(),
+        )
+        for address, answers in totals.errors.items()
     ]
     _GROUP_ROWS.run(conn, values)
 
@@ -188,20 +215,21 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
     count, bounces, seconds = conn.execute(visits).one()
     totals.visits, totals.bounces, totals.visit_seconds = int(count), int(bounces), float(seconds)
     g = web_request_day_groups
+    days_in = g.c.day.between(first, last)
     query = select(
         g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms, g.c.visitors
-    ).where(g.c.day.between(first, last))
+    ).where(days_in, g.c.dimension != ERRORS)
     decoded: dict[str, tuple[Any, ...]] = {}
     lists = totals.lists
-    # A month of days holds a few hundred thousand of these rows: they are fetched at once from
-    # the driver's cursor, as it gives them (no column here needs SQLAlchemy's processing: text,
-    # integers, floats and bytes), which costs a third of reading them as SQLAlchemy rows.
-    result = conn.execute(query)
-    try:
-        fetched = result.cursor.fetchall()
-    finally:
-        result.close()
-    for name, text, hits, size, total_ms, max_ms, visitors in fetched:
+    for text, detail in _fetched(
+        conn, select(g.c.key, g.c.detail).where(days_in, g.c.dimension == ERRORS)
+    ):
+        add_answers(
+            totals.errors,
+            orjson.loads(text)[0],
+            (((path, status), count) for path, status, count in orjson.loads(detail)),
+        )
+    for name, text, hits, size, total_ms, max_ms, visitors in _fetched(conn, query):
         key = decoded.get(text)
         if key is None:
             key = decoded[text] = tuple(orjson.loads(text))
@@ -213,6 +241,19 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
         else:  # the key's first day: taken over as it is (``merge`` would do the same)
             own[key] = tally
     return totals
+
+
+def _fetched(conn: Connection, query: Any) -> list[tuple[Any, ...]]:
+    """Return the rows of ``query`` at once from the driver's cursor, as it gives them.
+
+    A month of days holds a few hundred thousand group rows; none of their columns needs
+    SQLAlchemy's processing (text, integers, floats and bytes), and fetching them so costs a
+    third of reading them as SQLAlchemy rows."""
+    result = conn.execute(query)
+    try:
+        return list(result.cursor.fetchall())
+    finally:
+        result.close()
 
 
 def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:

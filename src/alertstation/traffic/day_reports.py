@@ -7,14 +7,12 @@ computation.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from alertstation.traffic.period import Period
 from alertstation.traffic.tally import (
     DAY_SECONDS,
     ENTRY,
-    ERRORS,
     EXIT,
     GROUPS,
     LOGIN_FAILURES,
@@ -74,14 +72,10 @@ def entry_exit(totals: DayTotals, limit: int) -> dict[str, list[dict[str, Any]]]
 
 def error_sources(totals: DayTotals, limit: int) -> list[dict[str, Any]]:
     """Return the addresses with the most error answers, each with its most frequent error."""
-    per_address: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
-    for (address, path, status), tally in totals.lists[ERRORS].items():
-        per_address[address].append((path, status, tally.hits))
     sources = []
-    for address, answers in per_address.items():
-        path, status, count = min(answers, key=lambda a: (-a[2], a[0], a[1]))
-        total = sum(answer[2] for answer in answers)
-        sources.append((total, address, path, status, count))
+    for address, answers in totals.errors.items():
+        (path, status), count = min(answers.items(), key=lambda a: (-a[1], a[0]))
+        sources.append((sum(answers.values()), address, path, status, count))
     sources.sort(key=lambda source: (-source[0], source[1]))
     return [
         {"ip": address, "errors": total, "top_path": path, "top_status": status, "top_count": n}

@@ -230,7 +230,7 @@ def _mapped(visitors: BitMap, mapping: list[int]) -> BitMap:
 def _with_ids(totals: DayTotals, mapping: list[int]) -> DayTotals:
     """Return a copy of ``totals`` whose visitor bitmaps hold ``mapping``'s ids (a tally
     without visitors, as every error answer's, is the same in both: it is shared)."""
-    copy = DayTotals(totals.visits, totals.bounces, totals.visit_seconds)
+    copy = DayTotals(totals.visits, totals.bounces, totals.visit_seconds, errors=totals.errors)
     for name, tallies in totals.lists.items():
         copy.lists[name] = {
             key: Tally(

@@ -137,6 +137,9 @@ web_request_day_groups = Table(
     Column("total_ms", Float, nullable=True),
     Column("max_ms", Float, nullable=True),
     Column("visitors", LargeBinary, nullable=True),
+    # The error answers' rows (one per address: ``key`` ["<address>"], ``hits`` their count)
+    # hold each (path, status) and how many, as a JSON array of [path, status, count].
+    Column("detail", Text, nullable=True),
 )
 
 # A small integer per visitor key, so an hour's visitors fit in a roaring bitmap.

@@ -8,7 +8,7 @@ at a gap of over ``VISIT_GAP`` and at midnight UTC (``docs/traffic.md``).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq, ge, is_not
@@ -76,9 +76,9 @@ GROUPS: Final[dict[str, tuple[tuple[str, ...], str | None]]] = {
     "ip_version_breakdown": (("ip_version",), None),
     "region_breakdown": (("country_code", "region_code", "region"), "region"),
 }
-# The other lists kept per day: visits' entry and exit pages, (address, path, status) of error
-# answers, (method, path) of timed requests, and sign-in attempts by status and failures by
-# address.
+# The other lists kept per day: visits' entry and exit pages, (method, path) of timed requests,
+# and sign-in attempts by status and failures by address; and the name the error answers
+# (``DayTotals.errors``) are stored under (``traffic.daily``).
 ENTRY, EXIT, ERRORS, TIMINGS, LOGINS, LOGIN_FAILURES = (
     "entry_pages",
     "exit_pages",
@@ -108,7 +108,8 @@ class Tally:
 
 @dataclass
 class DayTotals:
-    """The visits of some days, and every list's tallies by key (a tuple of the key columns)."""
+    """The visits of some days, every list's tallies by key (a tuple of the key columns), and
+    the error answers: per address, how many of each (path, status)."""
 
     visits: int = 0
     bounces: int = 0
@@ -116,6 +117,7 @@ class DayTotals:
     lists: dict[str, dict[tuple[Any, ...], Tally]] = field(
         default_factory=lambda: defaultdict(dict)
     )
+    errors: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
 
     def add(self, other: DayTotals) -> None:
         """Add another set of days' totals to these."""
@@ -126,6 +128,21 @@ class DayTotals:
             own = self.lists[name]
             for key, tally in tallies.items():
                 merge(own, key, tally)
+        for address, answers in other.errors.items():
+            add_answers(self.errors, address, answers.items())
+
+
+def add_answers(
+    errors: dict[str, dict[tuple[str, int], int]],
+    address: str,
+    answers: Iterable[tuple[tuple[str, int], int]],
+) -> None:
+    """Add ``answers`` (each a (path, status) and how many) to ``address``'s in ``errors``."""
+    own = errors.get(address)
+    if own is None:
+        own = errors[address] = {}
+    for answer, count in answers:
+        own[answer] = own.get(answer, 0) + count
 
 
 def merge(own: dict[tuple[Any, ...], Tally], key: tuple[Any, ...], tally: Tally) -> None:
@@ -333,7 +350,7 @@ def _listed(values: Sequence[Any]) -> list[Any]:
 def _errors_timings_logins(
     totals: DayTotals, columns: Mapping[str, Sequence[Any]], visitors: list[int]
 ) -> None:
-    errors, timings = totals.lists[ERRORS], totals.lists[TIMINGS]
+    errors, timings = totals.errors, totals.lists[TIMINGS]
     logins, failures = totals.lists[LOGINS], totals.lists[LOGIN_FAILURES]
     statuses, paths, methods = columns["status"], columns["path"], columns["method"]
     addresses, times = columns["client_ip"], columns["response_ms"]
@@ -341,10 +358,10 @@ def _errors_timings_logins(
     for status, path, address in compress(
         zip(statuses, paths, addresses, strict=True), map(ge, statuses, repeat(400))
     ):
-        tally = errors.get((address, path, status))
-        if tally is None:
-            tally = errors[(address, path, status)] = Tally()
-        tally.hits += 1
+        answers = errors.get(address)
+        if answers is None:
+            answers = errors[address] = {}
+        answers[(path, status)] = answers.get((path, status), 0) + 1
     for method, path, ms in compress(
         zip(methods, paths, times, strict=True), map(is_not, times, repeat(None))
     ):
