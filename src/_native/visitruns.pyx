@@ -53,22 +53,26 @@ def visit_counts(list keys, list times, list paths, list views, double gap, doub
     cdef double ts, start = 0.0, last = 0.0, seconds = 0.0, last_day = 0.0, this_day
     cdef object key, visitor = None, entry = None, exit_page = None, path
     cdef dict entries = {}, exits = {}
-    for row in range(count):
-        key = <object>PyList_GET_ITEM(keys, row)
-        ts = <double><object>PyList_GET_ITEM(times, row)
-        this_day = _floor_div(ts, day)
+    for row in range(count + 1):  # the row after the last ends the last visit
+        if row < count:
+            key = <object>PyList_GET_ITEM(keys, row)
+            ts = <double><object>PyList_GET_ITEM(times, row)
+            this_day = _floor_div(ts, day)
         if (
-            not (key is visitor or PyObject_RichCompareBool(key, visitor, Py_EQ))
+            row == count
+            or not (key is visitor or PyObject_RichCompareBool(key, visitor, Py_EQ))
             or ts - last > gap
             or this_day != last_day
         ):
-            if requests:
+            if requests:  # the visit before ends
                 visits += 1
                 bounces += requests == 1
                 seconds += last - start
                 if entry is not None:
                     _count(entries, entry)
                     _count(exits, exit_page)
+            if row == count:
+                break
             visitor, start, requests, entry, exit_page = key, ts, 0, None, None
         requests += 1
         last, last_day = ts, this_day
@@ -77,11 +81,4 @@ def visit_counts(list keys, list times, list paths, list views, double gap, doub
             exit_page = path
             if entry is None:
                 entry = path
-    if requests:
-        visits += 1
-        bounces += requests == 1
-        seconds += last - start
-        if entry is not None:
-            _count(entries, entry)
-            _count(exits, exit_page)
     return visits, bounces, seconds, entries, exits

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import eq, ge, is_not
 from typing import Any, Final
 
@@ -298,15 +298,18 @@ def py_visit_counts(
     visitor: Any = None
     start = last = 0.0
     entry = exit_page = None
-    for key, ts, path, page_view in zip(keys, times, paths, views, strict=True):
-        if key != visitor or ts - last > gap or ts // day != last // day:
-            if requests:
+    rows = zip(keys, times, paths, views, strict=True)
+    for key, ts, path, page_view in chain(rows, [(_END, 0.0, None, False)]):
+        if key is _END or key != visitor or ts - last > gap or ts // day != last // day:
+            if requests:  # the visit before ends
                 visits += 1
                 bounces += requests == 1
                 seconds += last - start
                 if entry is not None:
                     entries[entry] = entries.get(entry, 0) + 1
                     exits[exit_page] = exits.get(exit_page, 0) + 1
+            if key is _END:
+                break
             visitor, start, requests, entry, exit_page = key, ts, 0, None, None
         requests += 1
         last = ts
@@ -314,14 +317,10 @@ def py_visit_counts(
             exit_page = path
             if entry is None:
                 entry = exit_page
-    if requests:
-        visits += 1
-        bounces += requests == 1
-        seconds += last - start
-        if entry is not None:
-            entries[entry] = entries.get(entry, 0) + 1
-            exits[exit_page] = exits.get(exit_page, 0) + 1
     return visits, bounces, seconds, entries, exits
+
+
+_END: Final = object()  # after the last row: the last visit ends
 
 
 _visit_kernel = load_kernel("visitruns")
