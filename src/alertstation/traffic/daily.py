@@ -8,7 +8,8 @@ millions of rows reads a few thousand rollup rows instead of scanning the raw ro
   minutes and at midnight UTC (``docs/traffic.md``), so each day's visits stand alone.
 * ``web_request_day_groups``: per day, per list (``dimension``) and per value (``key``, a JSON
   array of the list's columns): hits, bytes, response-time total and maximum, and the roaring
-  bitmap of the visitors' ids.
+  bitmap of the visitors' ids. The error answers are one row per address (``ERRORS``, the key
+  ``["<address>"]``), each (path, status) and its count in ``detail``.
 
 A day is rolled up once it is over, in one pass over its rows in Python (``traffic.tally``); the
 days not rolled up yet (today) are accumulated the same way from raw rows
