@@ -5,11 +5,12 @@ The compiled twin of ``alertstation.traffic.tally.py_profile_tallies``: the same
 byte totals and visitor ids. Product code calls ``alertstation.traffic.tally.profile_tallies``,
 which picks this function when it is built.
 
-One pass over the rows builds each row's key (a tuple of its values in the given columns), finds
-its number in a dict, and adds to C arrays of hits and bytes; each (key number, visitor) pair
-goes into one array of 64-bit integers (but for a key's rows of the visitor its row before had:
-rows sorted by visitor give a key a run of one visitor's rows), which is then sorted, so each key's distinct visitors
-come out in order, ready for a bitmap.
+One pass over the rows builds each row's key (a tuple of its values in the given columns) and
+finds its number in a dict, or takes the number of the row before when the row holds the very
+objects that row holds (rows sorted by visitor repeat their values in runs); it adds to C arrays
+of hits and bytes. Each (key number, visitor) pair goes into one array of 64-bit integers, once
+for each run of a visitor's rows under the key, and the array is then sorted, so each key's
+distinct visitors come out in order, ready for a bitmap.
 """
 
 cimport cython
