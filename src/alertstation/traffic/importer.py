@@ -426,14 +426,14 @@ class BatchWriter:
         days: set[int],
         result: ImportResult,
     ) -> None:
-        """Write the rows of ``columns`` (``ROW_COLUMNS`` order; ``occurred_at`` None stores
-        the moments of ``ts``: ``batch_columns``) with their import ``keys`` in one transaction;
-        ``days`` are the days of the rows tallied for the rollups."""
+        """Write the rows of ``columns`` (``ROW_COLUMNS`` order, as ``batch_columns`` gives
+        them) with their import ``keys`` in one transaction; ``days`` are the days of the rows
+        tallied for the rollups. Each row's ``occurred_at`` is stored from its ``ts`` (rows never
+        carry one: ``batch_columns`` leaves that column out)."""
         if not keys:
             return
         stored = list(columns)
-        if stored[_OCCURRED] is None:
-            stored[_OCCURRED] = EpochSeconds(stored[_TS])
+        stored[_OCCURRED] = EpochSeconds(stored[_TS])
         oldest = min(stored[HOUR_INDEX])
         with begin_write(self.engine) as conn:
             if conn.dialect.name == "sqlite":
