@@ -18,9 +18,10 @@ from sqlalchemy import Connection, and_, case, func, select
 
 from alertstation.traffic.reports import LOGIN_PATH
 from alertstation.traffic.settings import TrafficSettings
+from alertstation.traffic.tables import HOUR_SECONDS
 from alertstation.traffic.tables import web_request_logs as t
 
-WINDOW_SECONDS = 3600
+WINDOW_SECONDS = HOUR_SECONDS
 BASELINE_HOURS = 24
 MIN_HITS = 20
 MAX_PER_KIND = 20
@@ -96,7 +97,7 @@ def detect(conn: Connection, settings: TrafficSettings, now: datetime) -> list[d
                 ip,
             )
         )
-    baseline_start = start - BASELINE_HOURS * 3600
+    baseline_start = start - BASELINE_HOURS * HOUR_SECONDS
     before = conn.execute(
         select(func.count()).where(t.c.ts >= baseline_start, t.c.ts < start)
     ).scalar_one()

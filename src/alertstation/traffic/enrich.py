@@ -31,6 +31,7 @@ from alertstation.traffic.rows import (
     stored_bytes,
 )
 from alertstation.traffic.settings import TrafficSettings
+from alertstation.traffic.tables import HOUR_SECONDS
 from alertstation.traffic.timestamps import parse_log_time
 
 HOUR_INDEX: Final[int] = ROW_COLUMNS.index("hour")
@@ -235,7 +236,7 @@ class RowEnricher:
         return (
             None,  # occurred_at: the writer stores the moment of ts
             ts,
-            int(ts // 3600),
+            int(ts // HOUR_SECONDS),  # hour_of_ts, inline
             method[:16],
             path[:1024],
             status,
@@ -355,7 +356,7 @@ class RowEnricher:
         return (
             None,  # occurred_at: the writer stores the moment of ts
             ts,
-            int(ts // 3600),
+            int(ts // HOUR_SECONDS),  # hour_of_ts, inline
             request[0],
             request[1],
             request[2],

@@ -16,7 +16,7 @@ from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
 from alertstation.traffic import daily, rollups
 from alertstation.traffic.settings import load_settings
-from alertstation.traffic.tables import web_request_logs, web_request_rollups
+from alertstation.traffic.tables import HOUR_SECONDS, web_request_logs, web_request_rollups
 
 ROWS_GENERATION = "traffic_rows"
 JOB_INTERVAL = 3600.0
@@ -31,7 +31,7 @@ def prune(conn: Connection, now: datetime, retention_days: int) -> int:
     """Delete the rows and rollups of the hours before ``now - retention_days``; return rows."""
     cutoff_hour = rollups.hour_of(now - timedelta(days=retention_days))
     deleted = conn.execute(
-        web_request_logs.delete().where(web_request_logs.c.ts < cutoff_hour * 3600)
+        web_request_logs.delete().where(web_request_logs.c.ts < cutoff_hour * HOUR_SECONDS)
     ).rowcount
     conn.execute(web_request_rollups.delete().where(web_request_rollups.c.hour < cutoff_hour))
     daily.prune_before(conn, cutoff_hour)

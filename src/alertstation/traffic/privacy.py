@@ -15,6 +15,7 @@ from alertstation.traffic import addresses, rollups
 from alertstation.traffic.address_rows import first_time, of_ip
 from alertstation.traffic.maintenance import rows_changed
 from alertstation.traffic.tables import (
+    hour_of_ts,
     traffic_hostnames,
     traffic_visitors,
     web_request_logs,
@@ -47,7 +48,7 @@ def purge_ip(conn: Connection, ip: str) -> int:
     if first is None:
         return 0
     deleted = int(conn.execute(t.delete().where(of_ip(ip, first))).rowcount or 0)
-    rollups.invalidate_from(conn, int(first // 3600))
+    rollups.invalidate_from(conn, hour_of_ts(first))
     _forget_visitor(conn, addresses.visitor_key(ip))
     _forget_hostname(conn, ip)
     rows_changed(conn)
@@ -65,7 +66,7 @@ def anonymize_ip(conn: Connection, ip: str) -> int:
         .where(of_ip(ip, first))
         .values(client_ip=masked, visitor_key=addresses.visitor_key(masked), hostname=None)
     ).rowcount
-    rollups.invalidate_from(conn, int(first // 3600))
+    rollups.invalidate_from(conn, hour_of_ts(first))
     _forget_visitor(conn, addresses.visitor_key(ip))
     _forget_hostname(conn, ip)
     rows_changed(conn)

@@ -28,6 +28,7 @@ from sqlalchemy import (
 
 from alertstation.traffic import daily, day_reports, rollups, tally
 from alertstation.traffic.period import Filters, Period
+from alertstation.traffic.tables import hour_of_ts
 from alertstation.traffic.tables import web_request_logs as t
 from alertstation.traffic.tally import DayTotals
 
@@ -109,7 +110,7 @@ def _visits(where: ColumnElement[bool]) -> Any:
 
 
 def _hour_range(period: Period) -> tuple[int, int]:
-    return int(period.start_ts // 3600), int(period.end_ts // 3600) - 1
+    return hour_of_ts(period.start_ts), hour_of_ts(period.end_ts) - 1
 
 
 def _counts(conn: Connection, period: Period, filters: Filters) -> tuple[int, int, int, int]:
@@ -363,7 +364,7 @@ def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict
 
 def _time_series_from_rollups(conn: Connection, period: Period) -> list[dict[str, Any]]:
     hours = rollups.hours(conn, *_hour_range(period))
-    first_hour = int(period.start_ts // 3600)
+    first_hour = hour_of_ts(period.start_ts)
     series = []
     for offset in range(period.days):
         own = [

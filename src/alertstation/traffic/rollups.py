@@ -23,7 +23,12 @@ from sqlalchemy.exc import IntegrityError
 
 from alertstation.db.engine import begin_write
 from alertstation.traffic import daily
-from alertstation.traffic.tables import web_request_logs, web_request_rollups
+from alertstation.traffic.tables import (
+    HOUR_SECONDS,
+    hour_of_ts,
+    web_request_logs,
+    web_request_rollups,
+)
 from alertstation.traffic.tally import DayTotals
 from alertstation.traffic.visitors import visitor_ids
 
@@ -56,7 +61,7 @@ def aggregate(
 ) -> dict[int, Hour]:
     """Return the aggregates of the raw rows of hours ``first_hour`` .. ``last_hour``."""
     # ``ts`` is indexed (``hour`` is not: one index less to keep up on every insert).
-    span = and_(t.c.ts >= first_hour * 3600, t.c.ts < (last_hour + 1) * 3600)
+    span = and_(t.c.ts >= first_hour * HOUR_SECONDS, t.c.ts < (last_hour + 1) * HOUR_SECONDS)
     counts = select(
         t.c.hour,
         func.count(),
@@ -88,7 +93,7 @@ def roll_up(conn: Connection, through_hour: int, known: dict[int, Hour] | None =
         oldest = conn.execute(select(func.min(t.c.ts))).scalar()
         if oldest is None:
             return 0
-        first = int(oldest // 3600)
+        first = hour_of_ts(oldest)
     else:
         first = newest + 1
     if first > through_hour:
@@ -122,7 +127,7 @@ def roll_up(conn: Connection, through_hour: int, known: dict[int, Hour] | None =
 
 def hour_of(moment: datetime) -> int:
     """Return the hour number (epoch hours) of a moment."""
-    return int(moment.timestamp() // 3600)
+    return hour_of_ts(moment.timestamp())
 
 
 def ensure_rolled_up(

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
 from alertstation.traffic import addresses, agents, classify
+from alertstation.traffic.tables import hour_of_ts
 
 
 class Locator(Protocol):
@@ -130,7 +131,7 @@ def build_row(seen: Observed, locator: Locator | None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "occurred_at": datetime.fromtimestamp(seen.ts, UTC),
         "ts": seen.ts,
-        "hour": int(seen.ts // 3600),
+        "hour": hour_of_ts(seen.ts),
         "method": seen.method[:16],
         "path": seen.path[:1024],
         "status": seen.status,

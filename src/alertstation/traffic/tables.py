@@ -31,6 +31,13 @@ from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
 
 TRAFFIC_GENERATION = "traffic"
+HOUR_SECONDS = 3600
+
+
+def hour_of_ts(ts: float) -> int:
+    """Return the ``hour`` column's value for a ``ts``: whole hours since the epoch."""
+    return int(ts // HOUR_SECONDS)
+
 
 web_request_logs = Table(
     "web_request_logs",
