@@ -23,10 +23,14 @@ same app without it. Requests go straight to the WSGI callable (no test client),
 address with a browser's User-Agent, Referer and Accept-Language. Each round is 1,000 requests
 timed by the requesting thread's CPU time (``time.thread_time``, both sides): the flusher runs
 beside them in its own thread as in service (it wakes at 500 waiting rows), and its own CPU
-time per row is reported apart (``flusher_cpu_us_per_row`` in the JSON). Between rounds the
-flusher writes what is left (untimed), so the buffer never overflows. Before timing both answer
-200 with the same bytes and one request becomes one row; after timing every request is a
-stored row and none was dropped.
+time per row is reported apart (``flusher_cpu_us_per_row`` in the JSON). The two sides' rounds
+are timed in one loop, a round of each per pass and the order swapped every pass, so that a
+spell of load from elsewhere on a shared machine falls on both sides alike (timed one test
+after the other, such a spell once slowed ten of one side's fifteen rounds); each test then
+reports its side's rounds (``RoundTimes``). Before each pass the flusher writes what is left
+(untimed), so the buffer never overflows. Before timing both answer 200 with the same bytes
+and one request becomes one row; after timing every request is a stored row and none was
+dropped.
 
 ``traffic.http_recording.station``: the whole station (every middleware, the page rendered),
 recording on against recording off (two databases), with everything counted: each round is
@@ -227,7 +231,7 @@ PAGE_PATH = "/login"
 # waits (untimed) for the background flusher to write them before the next round; so no row is
 # dropped while the flusher writes its 500-row batches during the round, as it would in service.
 ROUND_REQUESTS = 1_000
-RECORDING_ROUNDS = 15
+RECORDING_ROUNDS = 21
 STATION_ROUNDS = 5  # the whole station answers a page in about a millisecond
 PAGE_HEADERS = {
     "HTTP_USER_AGENT": accesslog.AGENTS[0],
@@ -357,47 +361,83 @@ def flusher_cpu(recorder: TrafficRecorder) -> float:
     return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
-def timed_rounds(
-    benchmark: Any, page: WsgiPage, recorder: TrafficRecorder | None, *, thread_cpu: bool
-) -> bytes:
-    """Time rounds of ``ROUND_REQUESTS`` requests; between rounds the flusher catches up.
+class RoundTimes:
+    """A pytest-benchmark timer that reads back rounds timed earlier, one round per call pair.
 
-    ``thread_cpu`` times the requesting thread's CPU time (``time.thread_time``), so the
-    flusher's work, which runs beside the requests in its own thread, is not counted in the
-    requests' time: it is reported apart, per row (``flusher_cpu_us_per_row``).
+    ``benchmark.pedantic`` reads its timer once before and once after each round; this one
+    answers the running sum of ``seconds``, so the n-th round lasts ``seconds[n]``.
     """
-    setup = (lambda: drain(recorder)) if recorder is not None else None
-    if thread_cpu:
-        benchmark._timer = time.thread_time  # both sides of the group are timed alike
-        benchmark.extra_info["timer"] = "time.thread_time (the requesting thread's CPU)"
-    sent, cpu = page.sent, flusher_cpu(recorder) if recorder is not None else 0.0
-    result: bytes = benchmark.pedantic(
-        page.rounds, setup=setup, rounds=RECORDING_ROUNDS, warmup_rounds=1
+
+    def __init__(self, seconds: list[float]) -> None:
+        self._seconds = iter(seconds)
+        self._now = 0.0
+        self._started = False
+
+    def __call__(self) -> float:
+        if self._started:
+            seconds = next(self._seconds, None)
+            if seconds is None:
+                raise RuntimeError("more rounds asked for than were timed")
+            self._now += seconds
+        self._started = not self._started
+        return self._now
+
+
+@pytest.fixture(scope="module")
+def recording_rounds(recording_apps: dict[str, Any]) -> dict[str, Any]:
+    """Time both sides' rounds in one loop: each pass, after the flusher has written what was
+    left (untimed), a round of each side by the requesting thread's CPU time, the order swapped
+    every pass. Returns each side's round times and last answer, and the flusher's CPU
+    microseconds per row over the loop."""
+    sides = {"ours": recording_apps["recording"], "peer": recording_apps["bare"]}
+    recorder: TrafficRecorder = recording_apps["recorder"]
+    times: dict[str, list[float]] = {"ours": [], "peer": []}
+    bodies: dict[str, bytes] = {}
+    for side in sides.values():  # warm-up
+        side.rounds()
+    drain(recorder)
+    sent, cpu = sides["ours"].sent, flusher_cpu(recorder)
+    for turn in range(RECORDING_ROUNDS):
+        drain(recorder)
+        for name in ("ours", "peer") if turn % 2 == 0 else ("peer", "ours"):
+            start = time.thread_time()
+            bodies[name] = sides[name].rounds()
+            times[name].append(time.thread_time() - start)
+    drain(recorder)
+    per_row = (flusher_cpu(recorder) - cpu) / (sides["ours"].sent - sent) * 1e6
+    return {"times": times, "bodies": bodies, "flusher_cpu_us_per_row": round(per_row, 1)}
+
+
+def report_rounds(benchmark: Any, rounds: dict[str, Any], side: str) -> bytes:
+    """Report ``side``'s rounds from ``recording_rounds`` as this benchmark's; return its answer."""
+    benchmark._timer = RoundTimes(rounds["times"][side])
+    benchmark.extra_info["timer"] = (
+        "time.thread_time (the requesting thread's CPU), both sides' rounds in one loop"
     )
     benchmark.extra_info["requests_per_round"] = ROUND_REQUESTS
-    if recorder is not None:
-        drain(recorder)
-        rows = page.sent - sent
-        if rows:
-            per_row = (flusher_cpu(recorder) - cpu) / rows * 1e6
-            benchmark.extra_info["flusher_cpu_us_per_row"] = round(per_row, 1)
+    body = rounds["bodies"][side]
+    result: bytes = benchmark.pedantic(lambda: body, rounds=RECORDING_ROUNDS)
     return result
 
 
 def test_http_recording_ours(
-    benchmark: Any, recording_apps: dict[str, Any], login_page: bytes
+    benchmark: Any,
+    recording_apps: dict[str, Any],
+    recording_rounds: dict[str, Any],
+    login_page: bytes,
 ) -> None:
     _label(benchmark, "traffic.http_recording", "ours", "bare Falcon")
+    assert report_rounds(benchmark, recording_rounds, "ours") == login_page
+    benchmark.extra_info["flusher_cpu_us_per_row"] = recording_rounds["flusher_cpu_us_per_row"]
     page, recorder = recording_apps["recording"], recording_apps["recorder"]
-    assert timed_rounds(benchmark, page, recorder, thread_cpu=True) == login_page
     check_recorded(page, recorder, recording_apps["engine"])
 
 
 def test_http_recording_peer(
-    benchmark: Any, recording_apps: dict[str, Any], login_page: bytes
+    benchmark: Any, recording_rounds: dict[str, Any], login_page: bytes
 ) -> None:
     _label(benchmark, "traffic.http_recording", "peer", "bare Falcon")
-    assert timed_rounds(benchmark, recording_apps["bare"], None, thread_cpu=True) == login_page
+    assert report_rounds(benchmark, recording_rounds, "peer") == login_page
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from alertstation.db.engine import begin_write
 from alertstation.db.migrate import upgrade_to_head
 from benchmarks import report
 from benchmarks.bench_security_bantable import CLEAN, check_never_refused, quiet_flood_rule
+from benchmarks.bench_traffic_analytics import RoundTimes
 from tests.support import Clock, make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,3 +108,15 @@ def test_a_skipped_benchmark_fails_make_bench(tmp_path: Path, strict: str, code:
 
 def test_report_fails_when_no_benchmark_finished(tmp_path: Path) -> None:
     assert report.main([str(tmp_path / "latest.json")]) == 1
+
+
+def test_round_times_reads_back_each_timed_round_in_order() -> None:
+    timer = RoundTimes([0.5, 0.25, 2.0])
+    durations = []
+    for _ in range(3):  # as benchmark.pedantic reads its timer: before and after each round
+        start = timer()
+        durations.append(timer() - start)
+    assert durations == [0.5, 0.25, 2.0]
+    timer()
+    with pytest.raises(RuntimeError, match="more rounds"):
+        timer()  # a fourth round was never timed
