@@ -228,8 +228,9 @@ def test_dashboard_peer(benchmark: Any, imported: dict[str, Any], end: datetime)
 
 PAGE_PATH = "/login"
 # Each timed round sends this many requests, well under the recorder's buffer (10,000 rows), and
-# waits (untimed) for the background flusher to write them before the next round; so no row is
-# dropped while the flusher writes its 500-row batches during the round, as it would in service.
+# before each pass of the two sides' rounds the background flusher writes what is left
+# (untimed); so no row is dropped while the flusher writes its 500-row batches during a round,
+# as it would in service.
 ROUND_REQUESTS = 1_000
 RECORDING_ROUNDS = 21
 STATION_ROUNDS = 5  # the whole station answers a page in about a millisecond

@@ -77,16 +77,17 @@ GROUPS: Final[dict[str, tuple[tuple[str, ...], str | None]]] = {
     "region_breakdown": (("country_code", "region_code", "region"), "region"),
 }
 # The other lists kept per day: visits' entry and exit pages, (method, path) of timed requests,
-# and sign-in attempts by status and failures by address; and the name the error answers
-# (``DayTotals.errors``) are stored under (``traffic.daily``).
-ENTRY, EXIT, ERRORS, TIMINGS, LOGINS, LOGIN_FAILURES = (
+# and sign-in attempts by status and failures by address.
+ENTRY, EXIT, TIMINGS, LOGINS, LOGIN_FAILURES = (
     "entry_pages",
     "exit_pages",
-    "error_answers",
     "timings",
     "logins",
     "login_failures",
 )
+# The dimension the error answers (``DayTotals.errors``, not a list) are stored under
+# (``traffic.daily``).
+ERRORS: Final[str] = "error_answers"
 
 
 @dataclass(slots=True)
