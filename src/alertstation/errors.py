@@ -89,6 +89,17 @@ class UnsupportedMediaType(AppError):
     code = "unsupported_media_type"
 
 
+class TooManyRequests(AppError):
+    """Too many requests of this kind right now; ``retry_after`` seconds are sent as Retry-After."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
+        super().__init__(message, code=code, retry_after=retry_after)
+        self.retry_after = retry_after
+
+
 class ServiceUnavailable(AppError):
     """A dependency (usually the database) cannot be reached right now."""
 

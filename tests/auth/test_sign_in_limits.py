@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import Engine, select
+import pytest
+from sqlalchemy import Engine, delete, select
 
 from alertstation.audit.tables import audit_logs
 from alertstation.auth import guard
 from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.auth.tables import admin_sessions
+from alertstation.db.engine import begin_write
+from alertstation.db.generations import bump_generation
+from alertstation.security.autoban.service import record_event
 from alertstation.security.autoban.tables import security_events
+from alertstation.security.bans.entries import NewFilter
+from alertstation.security.bans.service import create_filter
+from alertstation.security.bans.tables import ALLOWLIST, BANS_GENERATION, ip_filters
 from tests.support import PASSWORD, SignedIn
 from tests.support import StationHarness as Station
 
@@ -198,3 +207,87 @@ def test_the_lock_does_not_tell_which_accounts_exist(station: Station) -> None:
         login(station, ATTACKERS[index % 5], "wrong password here", username="ghost")
     answer = login(station, NEWCOMER, "wrong password here", username="ghost")
     assert answer.status_code == 429 and answer.json["error"]["code"] == "account_locked"
+
+
+# --- bounded password checks and the global flood limit ---------------------------------------
+
+
+def _hold(verifier: guard.Verifier, count: int) -> threading.Event:
+    """Take ``count`` slots of ``verifier`` with checks that wait for the returned event."""
+    release = threading.Event()
+    for _ in range(count):
+        threading.Thread(target=verifier.run, args=(release.wait,), daemon=True).start()
+    deadline = 600
+    while verifier.slots_taken() < count and deadline:
+        release.wait(0.05)
+        deadline -= 1
+    assert verifier.slots_taken() == count
+    return release
+
+
+def test_busy_password_checks_answer_429_while_public_and_signed_in_requests_go_on(
+    station: Station, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    station.add_user("ops", "operator")
+    owner = station.sign_in("ops", remote_addr=HOME)
+    verifier = guard.Verifier(concurrency=1, queue=1, max_wait=600)
+    monkeypatch.setattr(guard, "VERIFIER", verifier)
+    release = _hold(verifier, 2)  # one check running, one waiting: every slot taken
+    try:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            sign_ins = [pool.submit(login, station, f"203.0.113.{n}", PASSWORD) for n in range(4)]
+            public = pool.submit(station.client.simulate_get, "/api/broadcast/state")
+            signed_in = pool.submit(owner.request, "GET", "/auth/session", remote_addr=HOME)
+            for done in sign_ins:
+                answer = done.result()
+                assert answer.status_code == 429
+                assert answer.json["error"]["code"] == "sign_in_busy"
+                assert int(answer.headers["retry-after"]) >= 1
+            assert public.result().status_code == 200
+            assert signed_in.result().status_code == 200
+        changed = change(owner, PASSWORD)
+        assert changed.status_code == 429 and changed.json["error"]["code"] == "sign_in_busy"
+    finally:
+        release.set()
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        answers = list(pool.map(lambda n: login(station, f"192.0.2.{n}", PASSWORD), range(6)))
+    assert {a.status_code for a in answers} <= {200, 429}
+    assert any(a.status_code == 200 for a in answers)
+    assert all("retry-after" in a.headers for a in answers if a.status_code == 429)
+
+
+def test_a_check_that_waits_too_long_for_its_turn_is_refused_and_never_runs() -> None:
+    verifier = guard.Verifier(concurrency=1, queue=1, max_wait=0.05)
+    release = _hold(verifier, 1)
+    ran: list[int] = []
+    try:
+        with pytest.raises(guard.VerifierBusy) as busy:
+            verifier.run(ran.append, 1)
+        assert busy.value.retry_after >= 1
+    finally:
+        release.set()
+    assert verifier.run(ran.append, 2) is None
+    assert ran == [2], "the refused check gave its turn up"
+
+
+def test_a_global_flood_of_failed_sign_ins_closes_sign_in_but_to_allowlisted_addresses(
+    station: Station, engine: Engine
+) -> None:
+    station.add_user("ops", "operator")
+    now = station.clock()
+    with begin_write(engine) as conn:
+        for n in range(guard.GLOBAL_FAILED_SIGN_INS):
+            record_event(conn, address=f"203.0.{n // 250}.{n % 250}", kind="login_failure", now=now)
+    refused = login(station, NEWCOMER, PASSWORD)
+    assert refused.status_code == 429 and refused.json["error"]["code"] == "sign_in_paused"
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert login(station, "127.0.0.1", PASSWORD).status_code == 200, "loopback goes on"
+    with begin_write(engine) as conn:
+        entry = NewFilter(value=HOME, kind=ALLOWLIST)
+        create_filter(conn, entry, now=now, requester_ip=HOME)
+    assert login(station, HOME, PASSWORD).status_code == 200, "allowlisted addresses go on"
+    with begin_write(engine) as conn:
+        conn.execute(delete(ip_filters))
+        bump_generation(conn, BANS_GENERATION)
+    station.clock.advance(seconds=61)
+    assert login(station, NEWCOMER, PASSWORD).status_code == 200, "the flood is over"

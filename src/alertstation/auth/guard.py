@@ -14,9 +14,14 @@
 - ``password_check_failures``: failed current-password checks of ``POST /account/password``;
   the session is ended at ``PASSWORD_CHECK_LIMIT``.
 - ``VERIFIER``: password checks (argon2id, which takes several cores for tens of milliseconds)
-  run one at a time per process on a thread of lowered CPU priority (nice ``VERIFY_NICE``), so
-  a flood of sign-ins from many addresses queues behind itself instead of starving the public
-  reads every page polls.
+  run ``VERIFY_CONCURRENCY`` at a time per process on threads of lowered CPU priority (nice
+  ``VERIFY_NICE``); at most ``VERIFY_QUEUE`` more wait, each at most ``VERIFY_MAX_WAIT``
+  seconds, and the rest are answered 429 at once. So a flood of sign-ins from many addresses
+  holds at most two of a web process's threads, and public reads and signed-in requests never
+  wait behind it.
+- ``global_sign_in_flood``: more than ``GLOBAL_FAILED_SIGN_INS`` failed sign-ins from all
+  addresses within ``GLOBAL_FAILED_WINDOW`` (counted in the database, so across processes)
+  close sign-in to every address but loopback and allowlisted ones until the rate falls.
 
 Clocks are injected: every function takes ``now`` (the station's clock).
 """
@@ -29,6 +34,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ParamSpec, TypeVar
@@ -39,7 +45,7 @@ from alertstation.auth.tables import admin_sessions, users
 from alertstation.db.types import as_utc
 from alertstation.security.autoban.service import LOGIN_FAILURE
 from alertstation.security.autoban.tables import security_events
-from alertstation.security.bans.service import is_loopback
+from alertstation.security.bans.service import is_allowlisted, is_loopback
 
 SIGN_IN_RATE_LIMIT = 10  # attempts per address ...
 SIGN_IN_RATE_WINDOW = 60.0  # ... within this many seconds
@@ -52,7 +58,12 @@ ACCOUNT_LOCK_WINDOW = timedelta(minutes=15)  # ... within this window lock it fo
 KNOWN_ADDRESS_DAYS = 30
 PASSWORD_PATH = "/account/password"
 
-VERIFY_NICE = 10  # CPU priority of the password-check thread (higher is lower)
+VERIFY_NICE = 10  # CPU priority of the password-check threads (higher is lower)
+VERIFY_CONCURRENCY = 1  # password checks running at once per web process ...
+VERIFY_QUEUE = 1  # ... and waiting for a turn; beyond these, sign-in answers 429 at once
+VERIFY_MAX_WAIT = 3.0  # seconds a check waits for a turn before 429
+GLOBAL_FAILED_SIGN_INS = 60  # failed sign-ins from all addresses ...
+GLOBAL_FAILED_WINDOW = timedelta(minutes=1)  # ... within this window refuse non-allowlisted
 
 ENDED_SESSION_CAP = "session_cap"
 ENDED_PASSWORD_GUESSING = "password_guessing"
@@ -109,27 +120,75 @@ def _lower_priority(nice: int) -> None:
         pass
 
 
-class Verifier:
-    """Run password checks one at a time on one low-priority thread of this process.
+class VerifierBusy(Exception):
+    """Every password-check slot of this process is taken; try again in ``retry_after`` s."""
 
-    The thread is started on first use (so after gunicorn forks its workers).
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"password checks are busy; retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+class Verifier:
+    """Run password checks on low-priority threads of this process, with bounded concurrency.
+
+    At most ``concurrency`` checks run at once; at most ``queue`` more wait for a turn, each for
+    at most ``max_wait`` seconds. A check beyond those, or one whose wait runs out, raises
+    ``VerifierBusy`` at once, so sign-ins never hold more than ``concurrency + queue`` of the
+    web process's threads and the other threads stay free for every other request. The threads
+    are started on first use (so after gunicorn forks its workers).
     """
 
-    def __init__(self, nice: int = VERIFY_NICE) -> None:
+    def __init__(
+        self,
+        nice: int = VERIFY_NICE,
+        *,
+        concurrency: int = VERIFY_CONCURRENCY,
+        queue: int = VERIFY_QUEUE,
+        max_wait: float = VERIFY_MAX_WAIT,
+    ) -> None:
+        if concurrency < 1 or queue < 0 or max_wait <= 0:
+            raise ValueError("concurrency must be at least 1, queue at least 0, max_wait positive")
         self._nice = nice
+        self.concurrency = concurrency
+        self.max_wait = float(max_wait)
+        self.retry_after = max(1, math.ceil(self.max_wait))
+        self._slots = threading.BoundedSemaphore(concurrency + queue)
         self._executor: ThreadPoolExecutor | None = None
         self._pid = 0
+        self._taken = 0
         self._lock = threading.Lock()
 
     def run(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Call ``func`` on the verification thread and return its result (or raise)."""
-        return self._pool().submit(func, *args, **kwargs).result()
+        """Call ``func`` on a verification thread and return its result (or raise).
+
+        Raises ``VerifierBusy`` when no slot is free or the wait for a turn runs out.
+        """
+        if not self._slots.acquire(blocking=False):
+            raise VerifierBusy(self.retry_after)
+        with self._lock:
+            self._taken += 1
+        try:
+            future = self._pool().submit(func, *args, **kwargs)
+            try:
+                return future.result(timeout=self.max_wait)
+            except FutureTimeout:
+                if future.cancel():  # still waiting for a turn: give the turn up
+                    raise VerifierBusy(self.retry_after) from None
+                return future.result()  # already running: one check, let it finish
+        finally:
+            with self._lock:
+                self._taken -= 1
+            self._slots.release()
+
+    def slots_taken(self) -> int:
+        """Return how many checks run or wait right now."""
+        return self._taken
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._executor is None or self._pid != os.getpid():
                 self._executor = ThreadPoolExecutor(
-                    max_workers=1,
+                    max_workers=self.concurrency,
                     thread_name_prefix="password-check",
                     initializer=_lower_priority,
                     initargs=(self._nice,),
@@ -205,6 +264,38 @@ def account_lock(
         return None
     unlock = times[-1] + window  # type: ignore[operator]
     return AccountLock(len(times), max(1, math.ceil((unlock - as_utc(now)).total_seconds())))  # type: ignore[operator]
+
+
+def global_sign_in_flood(
+    conn: Connection,
+    address: str,
+    now: datetime,
+    *,
+    limit: int = GLOBAL_FAILED_SIGN_INS,
+    window: timedelta = GLOBAL_FAILED_WINDOW,
+) -> int:
+    """Return the seconds to wait when sign-in is closed to ``address`` by a global flood, else 0.
+
+    Failed sign-ins from all addresses are counted within the window; at ``limit`` or more,
+    every address but loopback and those an enforced allowlist entry covers is refused.
+    """
+    if is_loopback(address):
+        return 0
+    since = as_utc(now - window)
+    recent = (
+        select(security_events.c.occurred_at)
+        .where(
+            security_events.c.kind == LOGIN_FAILURE,
+            security_events.c.occurred_at > since,
+        )
+        .order_by(security_events.c.occurred_at.desc())
+        .limit(limit)
+    )
+    times = [as_utc(moment) for moment in conn.execute(recent).scalars()]
+    if len(times) < limit or is_allowlisted(conn, address, now):
+        return 0
+    reopen = times[-1] + window  # type: ignore[operator]
+    return max(1, math.ceil((reopen - as_utc(now)).total_seconds()))  # type: ignore[operator]
 
 
 def password_check_failures(

@@ -11,7 +11,7 @@ from alertstation.auth import guard, service, sessions
 from alertstation.auth.middleware import clear_session_cookie, set_session_cookie
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.errors import Forbidden, Invalid, NotFound, Unauthorized
+from alertstation.errors import Forbidden, Invalid, NotFound, TooManyRequests, Unauthorized
 from alertstation.http.bodies import form_or_json, json_object, optional_bool, string_field
 from alertstation.http.permissions import ROLES
 from alertstation.security.autoban import detectors as autoban
@@ -19,6 +19,11 @@ from alertstation.security.bans.service import require_login_allowed
 
 LOGIN_FAILED = "Unknown username or wrong password, or the account is disabled."
 TOO_MANY_SIGN_INS = "Too many sign-in attempts from your address; wait a moment and try again."
+SIGN_IN_BUSY = "Too many sign-ins are being checked right now; wait a moment and try again."
+SIGN_IN_FLOOD = (
+    "Sign-in is paused for a moment: too many failed sign-ins reached the station. "
+    "Wait and try again."
+)
 ACCOUNT_LOCKED = (
     "Too many failed sign-ins to this account; sign in from an address you used before, "
     "or wait and try again."
@@ -52,8 +57,10 @@ class Login:
     """POST /auth/login: JSON or form sign-in; starts a session and sets its cookie.
 
     Refused with 429 before the password is checked: more than ``guard.SIGN_IN_RATE_LIMIT``
-    attempts from one address within a minute, or an account locked for unknown addresses
-    (``guard.account_lock``). A sign-in past ``guard.SESSION_CAP`` open sessions ends the oldest.
+    attempts from one address within a minute, a flood of failed sign-ins from all addresses
+    (``guard.global_sign_in_flood``), an account locked for unknown addresses
+    (``guard.account_lock``), or every password-check slot taken (``guard.VERIFIER``).
+    A sign-in past ``guard.SESSION_CAP`` open sessions ends the oldest.
     """
 
     def __init__(self, station: Station) -> None:
@@ -75,7 +82,11 @@ class Login:
         actor = Actor.from_request(req)
         require_login_allowed(station.engine, station.ledger, actor, username, now)
         with station.engine.connect() as conn:
-            lock = guard.account_lock(conn, username, req.context.client_ip, now)
+            flood = guard.global_sign_in_flood(conn, req.context.client_ip, now)
+            lock = None if flood else guard.account_lock(conn, username, req.context.client_ip, now)
+        if flood:
+            self._refuse(req, resp, body, as_json, "sign_in_paused", SIGN_IN_FLOOD, flood)
+            return
         if lock is not None:
             self._failed(req, username, reason="account_locked")
             self._refuse(
@@ -84,7 +95,13 @@ class Login:
             return
         user = None
         if username and password:
-            user = guard.VERIFIER.run(_authenticate, station, username, password)
+            try:
+                user = guard.VERIFIER.run(_authenticate, station, username, password)
+            except guard.VerifierBusy as busy:
+                self._refuse(
+                    req, resp, body, as_json, "sign_in_busy", SIGN_IN_BUSY, busy.retry_after
+                )
+                return
         if user is None:
             self._failed(req, username)
             if as_json:
@@ -247,7 +264,12 @@ class OwnPassword:
         new = string_field(body, "new_password")
         station = self._station
         session = req.context.session
-        correct = guard.VERIFIER.run(_check_own_password, station, user.id, current)
+        try:
+            correct = guard.VERIFIER.run(_check_own_password, station, user.id, current)
+        except guard.VerifierBusy as busy:
+            raise TooManyRequests(
+                SIGN_IN_BUSY, code="sign_in_busy", retry_after=busy.retry_after
+            ) from None
         if not correct:
             self._wrong_password(req, resp, user.username, session)
         with begin_write(station.engine) as conn:

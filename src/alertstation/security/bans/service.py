@@ -91,6 +91,12 @@ def login_allowed(conn: Connection, client_ip: str, now: datetime) -> bool:
     return not allowlist or _covers(allowlist, client_ip)
 
 
+def is_allowlisted(conn: Connection, client_ip: str, now: datetime) -> bool:
+    """Tell whether an enforced allowlist entry covers ``client_ip``."""
+    allowlist = enforced_filters(conn, ALLOWLIST, now)
+    return bool(allowlist) and _covers(allowlist, client_ip)
+
+
 def _covers(entries: list[IpFilter], address: str) -> bool:
     try:
         return BanTable(entries).contains(address)
