@@ -29,6 +29,8 @@ cdef inline bint _digit(Py_UCS4 c):
 # Days before each month of a common year.
 cdef int[12] _BEFORE_MONTH = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
 # date(1970, 1, 1).toordinal()
+# Days in each month of a common year.
+cdef int[12] _DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 cdef long long _EPOCH_ORDINAL = 719163
 # The stored times: from the epoch up to (not including) the start of year 10000, UTC.
 cdef long long _END_TIME = 253402300800
@@ -59,9 +61,9 @@ cdef int _month(str text):
 
 
 cdef bint _fixed_time(str text, long long* out):
-    """Read ``10/Oct/2026:13:55:36 -0700`` written with ASCII digits in every field, as
-    ``timestamps.parse_log_time`` reads it (no check of a day in its month, as ``timegm``);
-    False for any other text, which is left to ``parse_log_time`` (it may still read it, or
+    """Read ``10/Oct/2026:13:55:36 -0700`` written with ASCII digits in every field, each in its
+    range (a day its month has, hours < 24, minutes and seconds < 60), as
+    ``timestamps.parse_log_time`` reads it; False for any other text, which is left to ``parse_log_time`` (it may still read it, or
     refuse it)."""
     cdef int day, month, year_high, year_low, hours, minutes, secs, zone_hours, zone_minutes
     cdef long long year, years, days, clock, offset, value
@@ -86,9 +88,13 @@ cdef bint _fixed_time(str text, long long* out):
     year = year_high * 100 + year_low
     if year == 0:  # no such year: ``parse_log_time`` refuses it
         return False
-    clock = hours * 3600 + minutes * 60 + secs
-    if clock >= 86400:
+    if hours >= 24 or minutes >= 60 or secs >= 60 or zone_minutes >= 60 or day == 0:
         return False
+    if day > _DAYS_IN_MONTH[month - 1] and not (
+        month == 2 and day == 29 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    ):
+        return False
+    clock = hours * 3600 + minutes * 60 + secs
     years = year - 1
     days = years * 365 + years // 4 - years // 100 + years // 400 + _BEFORE_MONTH[month - 1]
     if month > 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
@@ -197,6 +203,7 @@ cdef class CombinedRows:
             and time_text[17] == u":"
             and _digit(time_text[18])
             and _digit(time_text[19])
+            and time_text[18] < u"6"
             and time_text.startswith(self.minute_text)
             and len(self.minute_text) == 17
             and size - 20 == len(self.zone_text)

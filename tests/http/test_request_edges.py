@@ -158,6 +158,27 @@ def test_a_chunked_body_the_server_does_not_delimit_is_411(app: falcon.App) -> N
     assert body["error"]["code"] == "length_required"
 
 
+def test_a_malformed_chunked_body_is_400_and_closes_the_connection(app: falcon.App) -> None:
+    from gunicorn.http.body import Body, ChunkedReader
+    from gunicorn.http.unreader import IterUnreader
+
+    for framing in (b"zz\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n", b"8\r\n{}"):
+        env = falcon.testing.create_environ(
+            path="/_edge/echo",
+            method="POST",
+            headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        )
+        env.pop("CONTENT_LENGTH", None)
+        # gunicorn's own reader of chunked framing, over the bytes a client sent
+        env["wsgi.input"] = Body(ChunkedReader(object(), IterUnreader([framing])))
+        env["wsgi.input_terminated"] = True
+        start = falcon.testing.StartResponseMock()
+        body = orjson.loads(b"".join(app(env, start)))
+        assert start.status.startswith("400"), (framing, start.status)
+        assert body["error"]["code"] == "malformed_body"
+        assert env[CLOSE_CONNECTION] is True
+
+
 # --- unread bodies -------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from alertstation.security.geoip.lookup import close_locators, slot_path
+from alertstation.security.geoip.lookup import MARKER, close_locators, slot_path
 from tests.security.conftest import ADMIN_IP
 from tests.security.test_geoip_files import asn_db, city_db, country_db
 from tests.support import SignedIn
@@ -93,7 +93,7 @@ def test_country_database_replaces_city_in_the_location_slot(
     assert slot_path(data_dir(station), "location").read_bytes() == country
 
 
-@pytest.mark.parametrize("kind", ["text", "truncated", "empty"])
+@pytest.mark.parametrize("kind", ["text", "truncated", "empty", "nested"])
 def test_bad_files_are_refused_and_replace_nothing(
     station: Station, admin: SignedIn, tmp_path: Path, kind: str, audit_rows: Rows
 ) -> None:
@@ -103,6 +103,8 @@ def test_bad_files_are_refused_and_replace_nothing(
         "text": b"not a database\n" * 1000,
         "truncated": city[: len(city) // 2],
         "empty": b"",
+        # metadata of arrays in arrays, 5000 deep (each: extended type, array of one)
+        "nested": b"\x00" * 64 + MARKER + b"\x01\x04" * 5000 + b"\x40",
     }[kind]
     result = upload(admin, data)
     assert result.status_code == 422, result.text

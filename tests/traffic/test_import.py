@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import shutil
@@ -441,3 +442,55 @@ def test_an_oversized_byte_count_is_unknown_and_an_unstorable_time_unreadable(
     result = import_lines(engine, iter([old.encode(), recent.encode()]), "combined", None, now=now)
     assert (result.too_old, result.imported) == (1, 1)
     assert f"1 older than the longest retention ({MAX_RETENTION_DAYS} days)" in result.as_text()
+
+
+def test_impossible_times_are_unreadable_not_rolled_over(engine: Engine) -> None:
+    line = '198.51.100.1 - - [{}] "GET /x HTTP/1.1" 200 10 "-" "curl/8"'
+    times = [
+        "10/Oct/2026:13:55:36 +0000",  # readable, and its minute is remembered
+        "10/Oct/2026:13:55:99 +0000",  # second 99 of that same minute
+        "31/Feb/2026:10:00:00 +0000",
+        "31/Apr/2026:10:00:00 +0000",
+        "29/Feb/2025:10:00:00 +0000",
+        "00/Oct/2026:10:00:00 +0000",
+        "10/Oct/2026:24:00:00 +0000",
+        "10/Oct/2026:13:60:00 +0000",
+        "10/Oct/2026:13:55:36 +0075",
+        "29/Feb/2024:10:00:00 +0000",  # a leap day: readable
+    ]
+    lines = [line.format(moment).encode() for moment in times]
+    result = import_lines(engine, iter(lines), "combined", None)
+    assert (result.imported, result.unparsable, result.first_bad_line) == (2, 8, 2)
+    with engine.connect() as conn:
+        stored = conn.execute(select(web_request_logs.c.ts).order_by("ts")).scalars().all()
+    assert stored == [
+        datetime(2024, 2, 29, 10, tzinfo=UTC).timestamp(),
+        datetime(2026, 10, 10, 13, 55, 36, tzinfo=UTC).timestamp(),
+    ]
+
+
+class _Reads:
+    """A binary stream that notes the longest piece it handed out."""
+
+    def __init__(self, data: bytes) -> None:
+        self.stream = io.BytesIO(data)
+        self.longest = 0
+
+    def readline(self, size: int = -1) -> bytes:
+        piece = self.stream.readline(size)
+        self.longest = max(self.longest, len(piece))
+        return piece
+
+
+def test_a_line_over_64_kib_is_unreadable_and_never_held_whole(
+    engine: Engine, tmp_path: Path
+) -> None:
+    good = accesslog.write(tmp_path / "access.log", 2).read_bytes().splitlines(keepends=True)
+    huge = b"198.51.100.1 - - " + b"x" * (4 * importer.MAX_LINE_BYTES) + b"\n"
+    edge = b"y" * importer.MAX_LINE_BYTES + b"\n"  # at the limit: read as a line (unreadable)
+    reader = _Reads(good[0] + huge + edge + good[1])
+    lines = list(importer.bounded_lines(reader))  # type: ignore[arg-type]
+    assert lines == [good[0], importer.OVERLONG_LINE, edge, good[1]]
+    assert reader.longest <= importer.MAX_LINE_BYTES + 1
+    result = import_lines(engine, iter(lines), "combined", None)
+    assert (result.imported, result.unparsable, result.first_bad_line) == (2, 2, 2)

@@ -7,7 +7,9 @@ instead of announcing keep-alive and then closing.
 
 Chunked request bodies carry no Content-Length. :func:`buffer_chunked_body` reads one up to the
 route's limit into a spooled file and gives it a Content-Length, so every reader sees an ordinary
-body; over the limit is 413. A server that cannot tell where such a body ends gets 411.
+body; over the limit is 413. A server that cannot tell where such a body ends gets 411, and a
+body whose chunked framing is malformed (a bad chunk size, a missing terminator, a body cut
+short) gets 400, and the connection is closed.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import falcon
+from gunicorn.http.errors import ParseException
 
-from alertstation.errors import LengthRequired, PayloadTooLarge
+from alertstation.errors import BadRequest, LengthRequired, PayloadTooLarge
 
 # The environ key that asks the server to close the connection after this answer.
 CLOSE_CONNECTION = "alertstation.close_connection"
@@ -26,6 +29,10 @@ CLOSE_CONNECTION = "alertstation.close_connection"
 DRAIN_LIMIT = 64 * 1024
 _SPOOL_IN_MEMORY = 1024 * 1024
 _READ_SIZE = 64 * 1024
+# What reading a chunked body raises when its framing is malformed: gunicorn's parse errors
+# (InvalidChunkSize, ChunkMissingTerminator, InvalidHeader in the trailers), NoMoreData (an
+# OSError) for a body cut short, ValueError from other servers.
+_MALFORMED_BODY = (ParseException, OSError, ValueError)
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -51,7 +58,14 @@ def buffer_chunked_body(req: falcon.Request, limit: int) -> None:
     spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 (lives on)
     size = 0
     while True:
-        block = source.read(min(_READ_SIZE, limit + 1 - size))
+        try:
+            block = source.read(min(_READ_SIZE, limit + 1 - size))
+        except _MALFORMED_BODY:
+            spool.close()
+            req.env[CLOSE_CONNECTION] = True  # where the next request starts is unknown
+            raise BadRequest(
+                "The chunked request body is malformed.", code="malformed_body"
+            ) from None
         if not block:
             break
         size += len(block)

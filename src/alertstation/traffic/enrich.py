@@ -329,6 +329,7 @@ class RowEnricher:
             and time_text[17:18] == ":"
             and seconds.isdigit()
             and seconds.isascii()
+            and seconds < "60"
         ):  # the minute of the line before (``parse_log_time`` gives the same)
             ts = float(self._minute_start + int(seconds))
         else:

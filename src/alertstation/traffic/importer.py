@@ -29,6 +29,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from itertools import islice
 from math import floor, inf
 from pathlib import Path
@@ -68,6 +69,11 @@ from alertstation.traffic.tables import web_request_logs
 from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
 
 FORMATS = ("combined", "json")
+# A line longer than this is counted unreadable; it is skipped in pieces, never held whole.
+MAX_LINE_BYTES = 64 * 1024
+# What an over-long line is read as: a NUL makes every format's reader refuse it.
+OVERLONG_LINE = b"\x00 line over the length limit\n"
+_SKIP_PIECE = 64 * 1024
 # Lines whose rows are written in one transaction: large enough that commits cost little, small
 # enough that the live recorder's flusher (which waits for the write lock on SQLite) is held up
 # only briefly.
@@ -508,7 +514,7 @@ def first_time(path: Path, log_format: str) -> float | None:
     parse = PARSERS[log_format]
     try:
         with path.open("rb") as raw:
-            for line in islice(_log_reader(raw, path), PEEK_LINES):
+            for line in islice(bounded_lines(_log_reader(raw, path)), PEEK_LINES):
                 seen = parse(line.rstrip(b"\r\n").decode("utf-8", "replace"))
                 if seen is not None:
                     return seen.ts
@@ -522,12 +528,24 @@ def _log_reader(raw: IO[bytes], path: Path) -> IO[bytes]:
     return gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw
 
 
+def bounded_lines(reader: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """Yield the lines of ``reader``; one longer than ``limit`` bytes (its line end apart) is
+    read in pieces, dropped, and yielded as ``OVERLONG_LINE`` (counted unreadable)."""
+    for line in iter(partial(reader.readline, limit + 1), b""):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while (piece := reader.readline(_SKIP_PIECE)) and not piece.endswith(b"\n"):
+            pass
+        yield OVERLONG_LINE
+
+
 def _until_damaged(reader: IO[bytes], path: Path, result: ImportResult) -> Iterator[bytes]:
     """Yield the lines of ``reader`` up to the end, or up to damage, which is noted in
-    ``result.damaged``."""
+    ``result.damaged``; over-long lines are cut short (``bounded_lines``)."""
     read = 0
     try:
-        for line in reader:
+        for line in bounded_lines(reader):
             read += 1
             yield line
     except EOFError:

@@ -21,6 +21,10 @@ _MONTHS = {
 
 @lru_cache(maxsize=1024)
 def _day_start(year: int, month: int, day: int) -> int:
+    """Return the epoch time of a day's start; ValueError for a day its month does not have
+    (``timegm`` would roll 31 Feb over into March)."""
+    if not 1 <= year <= 9999 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise ValueError(f"no day {year:04d}-{month:02d}-{day:02d}")
     return calendar.timegm((year, month, day, 0, 0, 0))
 
 
@@ -51,7 +55,13 @@ def parse_log_time(text: str) -> float:
     """
     minute = _MINUTES.get(text[:17] + text[20:])
     seconds = text[18:20]
-    if minute is not None and text[17] == ":" and seconds.isdigit() and seconds.isascii():
+    if (
+        minute is not None
+        and text[17] == ":"
+        and seconds.isdigit()
+        and seconds.isascii()
+        and seconds < "60"
+    ):
         return float(minute + int(seconds))
     value = storable_time(_parse(text))
     if len(_MINUTES) >= _MINUTES_KEPT:
@@ -68,11 +78,15 @@ def _parse(text: str) -> float:
         raise ValueError(f"bad month in {text!r}")
     try:
         start = _day_start(int(text[7:11]), month, int(text[0:2]))
-        clock = int(text[12:14]) * 3600 + int(text[15:17]) * 60 + int(text[18:20])
-        offset = int(text[22:24]) * 3600 + int(text[24:26]) * 60
+        hours, minutes, secs = int(text[12:14]), int(text[15:17]), int(text[18:20])
+        zone_minutes = int(text[24:26])
+        offset = int(text[22:24]) * 3600 + zone_minutes * 60
     except ValueError:
         raise ValueError(f"bad time {text!r}") from None
     sign = {"+": 1, "-": -1}.get(text[21])
-    if sign is None or text[20] != " " or not 0 <= clock < 86_400:
+    # Each field within its range: an impossible time is refused, never rolled over.
+    in_range = 0 <= hours < 24 and 0 <= minutes < 60 and 0 <= secs < 60 and 0 <= zone_minutes < 60
+    if sign is None or text[20] != " " or not in_range:
         raise ValueError(f"bad time {text!r}")
+    clock = hours * 3600 + minutes * 60 + secs
     return float(start + clock - sign * offset)

@@ -33,6 +33,8 @@ GEOIP_DIR = "geoip"
 FILE_NAMES = {LOCATION: "location.mmdb", ASN: "asn.mmdb"}
 AUDIT_FIELDS = {LOCATION: "location_database", ASN: "asn_database"}
 _METADATA_WINDOW = 128 * 1024  # the format puts the metadata in the file's last 128 KiB
+# Maps and arrays nested deeper than this refuse the metadata (real metadata nests 2 deep).
+MAX_METADATA_DEPTH = 16
 
 
 class NotMaxMindDatabase(ValueError):
@@ -94,8 +96,11 @@ def read_metadata(path: Path) -> dict[str, Any]:
     return metadata
 
 
-def _decode(data: bytes, offset: int) -> tuple[Any, int]:
-    """Decode one value of the MaxMind DB data format (the subset metadata uses)."""
+def _decode(data: bytes, offset: int, depth: int = 0) -> tuple[Any, int]:
+    """Decode one value of the MaxMind DB data format (the subset metadata uses); ValueError
+    when maps and arrays nest deeper than ``MAX_METADATA_DEPTH``."""
+    if depth > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nested deeper than {MAX_METADATA_DEPTH}")
     control = data[offset]
     offset += 1
     kind = control >> 5
@@ -110,20 +115,20 @@ def _decode(data: bytes, offset: int) -> tuple[Any, int]:
         value = int.from_bytes(data[offset : offset + extra], "big")
         size = (29, 285, 65821)[extra - 1] + value
         offset += extra
-    return _decode_body(data, offset, kind, size)
+    return _decode_body(data, offset, kind, size, depth)
 
 
-def _decode_body(data: bytes, offset: int, kind: int, size: int) -> tuple[Any, int]:
+def _decode_body(data: bytes, offset: int, kind: int, size: int, depth: int) -> tuple[Any, int]:
     if kind == 7:  # map
         result: dict[str, Any] = {}
         for _ in range(size):
-            key, offset = _decode(data, offset)
-            result[str(key)], offset = _decode(data, offset)
+            key, offset = _decode(data, offset, depth + 1)
+            result[str(key)], offset = _decode(data, offset, depth + 1)
         return result, offset
     if kind == 11:  # array
         items = []
         for _ in range(size):
-            item, offset = _decode(data, offset)
+            item, offset = _decode(data, offset, depth + 1)
             items.append(item)
         return items, offset
     if kind == 14:  # boolean: the size is the value

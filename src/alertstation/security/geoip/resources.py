@@ -60,7 +60,7 @@ def validate_database(path: Path) -> tuple[str, bool]:
 
     try:
         reader = module.Reader(str(path))
-    except (OSError, ValueError, RuntimeError) as ex:
+    except (OSError, ValueError, RuntimeError, RecursionError) as ex:
         raise NotMaxMindDatabase(f"the reader cannot open the database: {ex}") from None
     try:
         probe = getattr(reader, _PROBES[kind])
@@ -68,7 +68,7 @@ def validate_database(path: Path) -> tuple[str, bool]:
             probe("1.1.1.1" if reader.metadata().ip_version == 4 else "2001:4860::1")
         except AddressNotFoundError:
             pass
-    except (ValueError, RuntimeError, TypeError) as ex:
+    except (ValueError, RuntimeError, TypeError, RecursionError) as ex:
         raise NotMaxMindDatabase(f"the reader cannot use the database: {ex}") from None
     finally:
         reader.close()
