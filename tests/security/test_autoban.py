@@ -209,6 +209,21 @@ def test_login_failures_are_counted_across_instances(
 # --- malicious requests ---------------------------------------------------------------------
 
 
+def test_a_probe_url_with_a_nul_is_recorded_and_banned(station: Station, engine: Engine) -> None:
+    client = station.client
+    assert send(client, A, "/wp-login.php%00").status_code == 404
+    assert send(client, A, "/.env%00.bak").status_code == 404
+    assert send(client, A, "/cgi-bin/test.cgi%00").status_code == 403, "banned at the third"
+    assert [entry.value for entry in blocklist(engine)] == [A]
+    seen = events(engine, "malicious_request")
+    assert [row.path for row in seen] == [
+        "/wp-login.php%00",
+        "/.env%00.bak",
+        "/cgi-bin/test.cgi%00",
+    ]
+    assert len(audit(engine)) == 1
+
+
 def test_malicious_requests_ban_at_the_third_probe(station: Station, engine: Engine) -> None:
     client = station.client
     rule = DEFAULT_RULES["malicious_request"]

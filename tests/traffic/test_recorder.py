@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,6 +15,7 @@ from sqlalchemy import Engine, event, func, select
 from alertstation.app import create_app
 from alertstation.db import make_engine
 from alertstation.settings import parse_networks
+from alertstation.traffic import counters
 from alertstation.traffic import recorder as recorder_module
 from alertstation.traffic.recorder import TrafficRecorder, dropped_rows, should_record
 from alertstation.traffic.rows import Observed
@@ -183,16 +185,18 @@ def sample(index: int) -> Observed:
 
 def test_overflow_drops_rows_and_counts_them(engine: Engine) -> None:
     recorder = TrafficRecorder(engine, TrafficSettingsCache(engine), capacity=3)
-    before = dropped_rows()
+    with engine.connect() as conn:
+        before = dropped_rows(conn)
     for index in range(5):
         recorder.capture(sample(index))
     assert recorder.pending() == 3 and recorder.dropped == 2
-    assert dropped_rows() == before + 2
+    assert dropped_rows(None) >= 2
     try:
         assert recorder.flush() == 3
+        with engine.connect() as conn:
+            assert dropped_rows(conn) == before + 2, "kept in the database with the next write"
     finally:
-        with engine.begin() as conn:
-            conn.execute(web_request_logs.delete())
+        clear_tables(engine)
 
 
 def test_a_failed_write_is_counted_and_the_flusher_carries_on(tmp_path: Any) -> None:
@@ -348,3 +352,97 @@ def test_each_address_is_located_once_per_batch(engine: Engine) -> None:
     with engine.connect() as conn:
         rows = conn.execute(select(web_request_logs.c.client_ip, web_request_logs.c.city)).all()
     assert sorted(rows) == sorted((f"192.0.2.{i % 2}", f"192.0.2.{i % 2}") for i in range(4))
+
+
+class _Networks:
+    """A locator whose AS numbers are given per address."""
+
+    def __init__(self, numbers: dict[str, int]) -> None:
+        self.numbers = numbers
+
+    def locate(self, address: str) -> dict[str, Any] | None:
+        return None
+
+    def asn(self, address: str) -> dict[str, Any] | None:
+        return {"asn": self.numbers[address], "org": "Example"}
+
+
+def test_a_bad_row_is_dropped_alone_and_as_numbers_over_2_31_are_stored(
+    engine: Engine,
+) -> None:
+    numbers = {"192.0.2.1": 4_294_967_295, "192.0.2.2": 2**64}  # the second fits no column
+    recorder = TrafficRecorder(
+        engine, TrafficSettingsCache(engine), lambda: _Networks(numbers), batch=10
+    )
+    for index in range(5):
+        recorder.capture(replace(sample(index), client_ip=f"192.0.2.{1 + (index == 2)}"))
+    try:
+        assert recorder.flush() == 4
+        assert recorder.dropped == 1
+        with engine.connect() as conn:
+            stored = conn.execute(select(web_request_logs.c.path, web_request_logs.c.asn))
+            assert sorted(stored) == [(f"/p{n}", 4_294_967_295) for n in (0, 1, 3, 4)]
+            assert counters.read(conn, counters.ROWS_DROPPED) == 1
+        assert recorder.unsaved_drops() == 0
+    finally:
+        clear_tables(engine)
+
+
+class _FakeTime:
+    """A monotonic clock whose sleep advances it, calling ``on_sleep`` with each pause."""
+
+    def __init__(self, on_sleep: Callable[[float], None] = lambda pause: None) -> None:
+        self.now = 0.0
+        self.pauses: list[float] = []
+        self.on_sleep = on_sleep
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, pause: float) -> None:
+        self.pauses.append(pause)
+        self.now += pause
+        self.on_sleep(pause)
+
+
+def test_a_batch_meeting_a_lock_is_retried_then_dropped_and_the_drops_are_kept(
+    tmp_path: Any,
+) -> None:
+    from alertstation.db.metadata import metadata
+
+    path = tmp_path / "locked.db"
+    quick = make_engine(f"sqlite:///{path}", connect_args={"timeout": 0.01})  # no 10 s wait
+    metadata.create_all(quick)
+    held = sqlite3.connect(path, isolation_level=None)
+    held.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+
+    def release_after_three(_pause: float) -> None:
+        if len(fake.pauses) == 3:
+            held.execute("ROLLBACK")
+
+    fake = _FakeTime(release_after_three)
+    recorder = TrafficRecorder(
+        quick, TrafficSettingsCache(quick), monotonic=fake.monotonic, sleep=fake.sleep
+    )
+    try:
+        recorder.capture(sample(1))
+        assert recorder.flush() == 1 and recorder.dropped == 0
+        assert fake.pauses == [0.05, 0.1, 0.2], "paused, doubling, until the lock went"
+
+        held.execute("BEGIN IMMEDIATE")
+        fake.on_sleep = lambda pause: None
+        fake.pauses.clear()
+        recorder.capture(sample(2))
+        recorder.capture(sample(3))
+        assert recorder.flush() == 0 and recorder.dropped == 2
+        retry = recorder_module.LOCK_RETRY_SECONDS
+        assert retry - recorder_module.LOCK_PAUSE_MAX < fake.now <= retry, "tried for 30 s"
+        held.execute("ROLLBACK")
+        recorder.capture(sample(4))
+        assert recorder.flush() == 1  # ... and the drops go to the database with it
+        assert recorder.unsaved_drops() == 0
+        with quick.connect() as conn:
+            assert counters.read(conn, counters.ROWS_DROPPED) == 2
+    finally:
+        held.close()
+        quick.dispose()

@@ -55,6 +55,26 @@ def is_outage(ex: BaseException) -> bool:
     return sqlstate is None or sqlstate.startswith(("08", "57P"))
 
 
+# PostgreSQL SQLSTATEs of lock contention: lock_not_available, deadlock_detected,
+# serialization_failure.
+_CONTENTION_STATES = ("55P03", "40P01", "40001")
+
+
+def is_contention(ex: BaseException) -> bool:
+    """Tell whether ``ex`` means another writer held a lock: SQLite's "database is locked" (or
+    "busy"), PostgreSQL's lock timeout, deadlock or serialization failure. Such work may
+    succeed when tried again; any other error would fail the same way.
+    """
+    if not isinstance(ex, DBAPIError):
+        return False
+    orig = ex.orig
+    if type(orig).__module__.startswith("psycopg"):
+        sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+        return sqlstate in _CONTENTION_STATES
+    message = str(orig).lower()
+    return isinstance(ex, OperationalError) and ("locked" in message or "busy" in message)
+
+
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
     staged_insert.register()  # before any connection opens: each then has the bulk insert
     connect_args = kwargs.pop("connect_args", {})

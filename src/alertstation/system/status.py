@@ -3,7 +3,7 @@
 It gathers what the layers below know: version, database and schema health, zone catalog size,
 the active alert count (from the broadcast snapshot), the worker's heartbeat and supervisor, the
 health of every poll source, the TLS certificate's expiry (a warning 14 days ahead) and the
-request rows the traffic recorder of this process had to drop.
+request rows the traffic recorders of every process had to drop (counted in the database).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import falcon
+from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.alerts.poll.sources import health_of, list_sources, public_health, url_host
 from alertstation.context import Station
@@ -55,8 +56,19 @@ class SystemStatusApi:
             "certificate": certificate_status(
                 self._station.settings.data_dir, self._station.clock()
             ),
-            "traffic_rows_dropped": dropped_rows(),
+            "traffic_rows_dropped": self._dropped_rows(health.database_ok),
         }
+
+    def _dropped_rows(self, database_ok: bool) -> int:
+        """The request rows every process's recorder dropped (this process's alone while the
+        database cannot be read)."""
+        if database_ok:
+            try:
+                with self._station.engine.connect() as conn:
+                    return dropped_rows(conn)
+            except SQLAlchemyError:
+                pass
+        return dropped_rows(None)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = self.status()

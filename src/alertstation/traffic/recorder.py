@@ -10,9 +10,12 @@ microsecond in all). The flusher thread takes the buffer about every second
 (sooner once ``batch`` rows wait), turns the tuples into ``Observed``, enriches the rows (user
 agent, language, GeoIP) and writes each batch as one multi-row INSERT.
 
-Nothing here may fail or block a request: a full buffer drops the row and counts it
-(``dropped_rows()``, shown on ``/status``); a failed write is logged, its rows counted as dropped
-too, and the flusher carries on.
+Nothing here may fail or block a request: a full buffer drops the row and counts it. A batch
+that meets a lock (another writer) is tried again with a growing pause for up to
+``LOCK_RETRY_SECONDS`` before its rows are dropped. A batch that fails otherwise is written
+again row by row, so only the rows that cannot be stored (logged) are dropped. Drops are added
+to the ``rows_dropped`` counter in the database with the next write (``traffic.counters``), so
+``dropped_rows`` gives the sum over every process, shown by ``/api/system_status``.
 """
 
 from __future__ import annotations
@@ -33,15 +36,15 @@ from typing import Any, Final
 import falcon
 from falcon.util.misc import http_status_to_code
 from falcon.util.uri import parse_host
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from alertstation.context import Station
 from alertstation.db.bulk import BulkInsert
-from alertstation.db.engine import begin_write
+from alertstation.db.engine import begin_write, is_contention
 from alertstation.db.types import epoch_seconds, utcnow
 from alertstation.kernel_loader import load_kernel
 from alertstation.security.geoip.lookup import locator_for
-from alertstation.traffic import addresses, classify, rollups
+from alertstation.traffic import addresses, classify, counters, rollups
 from alertstation.traffic.agents import parse_agent
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, build_row
 from alertstation.traffic.settings import (
@@ -60,6 +63,9 @@ _API_ROOT = classify.API_PREFIX[:-1]
 BATCH = 500
 MAX_BATCH = 32_766 // (len(ROW_COLUMNS) + 1)
 INTERVAL = 1.0
+LOCK_RETRY_SECONDS = 30.0  # a batch that meets a lock is tried again for this long ...
+LOCK_PAUSE_FIRST = 0.05  # ... pausing this long at first, doubling ...
+LOCK_PAUSE_MAX = 2.0  # ... up to this
 
 _recorders: weakref.WeakSet[TrafficRecorder] = weakref.WeakSet()
 _recorders_lock = threading.Lock()
@@ -82,6 +88,8 @@ class TrafficRecorder:
         interval: float = INTERVAL,
         on_write: Callable[[], None] | None = None,
         clock: Callable[[], datetime] = utcnow,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.engine = engine
         self.settings = settings
@@ -92,6 +100,9 @@ class TrafficRecorder:
         self.dropped = 0
         self.written = 0
         self.clock = clock
+        self.monotonic = monotonic
+        self.sleep = sleep
+        self._unsaved_drops = 0  # dropped here, not yet added to the database's counter
         self._locator = locator
         self._on_write = on_write
         self._pending: deque[Observed | tuple[Any, ...]] = deque()
@@ -129,6 +140,11 @@ class TrafficRecorder:
         """Count rows dropped (a full buffer, a failed write)."""
         with self._count_lock:
             self.dropped += rows
+            self._unsaved_drops += rows
+
+    def unsaved_drops(self) -> int:
+        """Return the rows dropped here that the database's counter does not hold yet."""
+        return self._unsaved_drops
 
     def pending(self) -> int:
         """Return how many observations wait for the flusher."""
@@ -166,18 +182,78 @@ class TrafficRecorder:
                 locator = _BatchLocator(locator)
             rows = [build_row(_observed(seen), locator) for seen in chunk]
             values = [_INSERT_VALUES(row) for row in rows]
-            with begin_write(self.engine) as conn:
-                _INSERT.run_one_statement(conn, values)  # one multi-row INSERT
-                # Rows of an hour already rolled up (flushed just after the hour turned).
-                rollups.invalidate_from(conn, min(row["hour"] for row in rows))
         except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
             self.count_dropped(len(chunk))
             log.error("traffic rows not written (%s): %d dropped", type(ex).__name__, len(chunk))
             return 0
-        self.written += len(rows)
-        if self._on_write is not None:
+        try:
+            self._store(values, min(row["hour"] for row in rows))
+            written = len(rows)
+        except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
+            if is_contention(ex):
+                self.count_dropped(len(rows))
+                log.error(
+                    "traffic rows not written: the database stayed locked for %.0f s; %d dropped",
+                    LOCK_RETRY_SECONDS,
+                    len(rows),
+                )
+                return 0
+            written = self._row_by_row(values, rows)
+        self.written += written
+        if written and self._on_write is not None:
             self._on_write()
-        return len(rows)
+        return written
+
+    def _row_by_row(self, values: list[tuple[Any, ...]], rows: list[dict[str, Any]]) -> int:
+        """Write a batch that failed one row at a time; drop and count only the rows that fail."""
+        written = 0
+        for at, (value, row) in enumerate(zip(values, rows, strict=True)):
+            try:
+                self._store([value], row["hour"])
+                written += 1
+            except Exception as ex:  # noqa: BLE001  (the flusher must outlive any failure)
+                if is_contention(ex):
+                    self.count_dropped(len(rows) - at)
+                    log.error("traffic rows not written (locked): %d dropped", len(rows) - at)
+                    return written
+                self.count_dropped()
+                log.error(
+                    "traffic row not written (%s): %s %s dropped",
+                    type(ex).__name__,
+                    row.get("method"),
+                    repr(row.get("path"))[:200],
+                )
+        return written
+
+    def _store(self, values: list[tuple[Any, ...]], first_hour: int) -> None:
+        """Insert the rows in one transaction, with the drops not yet counted in the database;
+        tried again with a growing pause while another writer holds a lock, for up to
+        ``LOCK_RETRY_SECONDS`` (then the lock error is raised)."""
+        started = self.monotonic()
+        pause = LOCK_PAUSE_FIRST
+        while True:
+            try:
+                with begin_write(self.engine) as conn:
+                    _INSERT.run_one_statement(conn, values)  # one multi-row INSERT
+                    # Rows of an hour already rolled up (flushed just after the hour turned).
+                    rollups.invalidate_from(conn, first_hour)
+                    saved = self._save_drops(conn)
+                with self._count_lock:
+                    self._unsaved_drops -= saved
+                return
+            except Exception as ex:
+                if not is_contention(ex):
+                    raise
+                if self.monotonic() - started + pause > LOCK_RETRY_SECONDS:
+                    raise
+                self.sleep(pause)
+                pause = min(pause * 2, LOCK_PAUSE_MAX)
+
+    def _save_drops(self, conn: Connection) -> int:
+        """Add the drops not yet counted to the database's counter; return how many."""
+        unsaved = self._unsaved_drops
+        counters.add(conn, counters.ROWS_DROPPED, unsaved)
+        return unsaved
 
     def wait(self, timeout: float) -> None:
         """Sleep until woken by a full batch or ``timeout`` seconds pass."""
@@ -261,10 +337,13 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def dropped_rows() -> int:
-    """Return how many request rows this process dropped (buffer overflow or failed writes)."""
+def dropped_rows(conn: Connection | None) -> int:
+    """Return how many request rows the recorders of every process dropped (a full buffer, a
+    failed write): the database's counter, plus this process's drops not yet added to it
+    (those alone without a connection)."""
     with _recorders_lock:
-        return sum(recorder.dropped for recorder in list(_recorders))
+        unsaved = sum(recorder.unsaved_drops() for recorder in list(_recorders))
+    return unsaved + (counters.read(conn, counters.ROWS_DROPPED) if conn is not None else 0)
 
 
 def flush_all() -> int:

@@ -74,7 +74,8 @@ web_request_logs = Table(
     Column("city", String(128), nullable=True),
     Column("region", String(128), nullable=True),
     Column("region_code", String(8), nullable=True),
-    Column("asn", Integer, nullable=True),
+    # AS numbers reach 2**32 - 1; SQLite's INTEGER holds 64 bits already.
+    Column("asn", BigInteger().with_variant(Integer, "sqlite"), nullable=True),
     Column("asn_org", String(255), nullable=True),
     Column("screen_resolution", String(32), nullable=True),
     Column("source", String(8), nullable=False),
@@ -83,6 +84,15 @@ web_request_logs = Table(
 # One index for time and address: entries go in at the end, as rows do (an index on the address
 # alone takes each to a random page). See migrations/versions/20261128_traffic_ts_ip_index.
 Index("ix_web_request_logs_ts_client_ip", web_request_logs.c.ts, web_request_logs.c.client_ip)
+
+# Counters kept across processes (one row each, added to in the writer's transaction):
+# ``rows_dropped`` is the request rows the recorders of every process dropped.
+traffic_counters = Table(
+    "traffic_counters",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)
 
 traffic_analytics_settings = Table(
     "traffic_analytics_settings",

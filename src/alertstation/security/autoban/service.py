@@ -106,7 +106,9 @@ class Trip:
 
 
 def _clip(value: str | None, width: int) -> str | None:
-    return value[:width] if value else None
+    """Cut ``value`` to its column; a NUL (which PostgreSQL text cannot hold) is written
+    ``%00``, as it came in a URL, so a probe is stored alike on both backends."""
+    return value.replace("\x00", "%00")[:width] if value else None
 
 
 def record_event(
@@ -124,7 +126,7 @@ def record_event(
     conn.execute(
         security_events.insert().values(
             occurred_at=as_utc(now),
-            address=address[: _WIDTHS["address"]],
+            address=_clip(address, _WIDTHS["address"]) or "",
             kind=kind,
             method=_clip(method, _WIDTHS["method"]),
             path=_clip(path, _WIDTHS["path"]),
