@@ -27,6 +27,7 @@ from alertstation.eas import routes as eas_routes
 from alertstation.eas.airing import routes as airing_routes
 from alertstation.eas.airing.queue import AiringState
 from alertstation.eas.forward import routes as forward_routes
+from alertstation.http.demo import DemoMasking
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
 from alertstation.http.middleware import AuthorizationMiddleware, RequestContextMiddleware
@@ -157,6 +158,7 @@ def create_app(
             AutoBanMiddleware(station, signed_in=request_signed_in),
             *identity_middleware,
             AuthorizationMiddleware(registry, settings.max_request_bytes),
+            DemoMasking(),
         ],
     )
     app.station = station

@@ -180,6 +180,10 @@ def test_the_client_beacon_records_the_screen_once_per_session(
         "/api/traffic/client", params={"screen": "huge"}, remote_addr=visitor
     )
     assert bad.status_code == 422
+    trailing = station.client.simulate_get(
+        "/api/traffic/client", query_string="screen=1920x1080%0A", remote_addr=visitor
+    )
+    assert trailing.status_code == 422, "a trailing newline is not part of WIDTHxHEIGHT"
     sent = station.client.simulate_get(
         "/api/traffic/client", params={"screen": "1920x1080"}, remote_addr=visitor
     )

@@ -12,6 +12,7 @@ from fpdf import FPDF
 
 from alertstation.audit.ledger import format_time
 from alertstation.audit.service import AuditEvent
+from alertstation.http.csv_cells import safe_cell
 
 CSV_COLUMNS = (
     "id",
@@ -24,16 +25,6 @@ CSV_COLUMNS = (
     "target",
     "details",
 )
-# Spreadsheets run a cell starting with one of these as a formula; user agents and usernames come
-# from the outside, so such cells get a leading apostrophe (the value stays readable).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: object) -> str:
-    if value is None:
-        return ""
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def events_to_csv(events: Sequence[AuditEvent]) -> str:
@@ -48,12 +39,12 @@ def events_to_csv(events: Sequence[AuditEvent]) -> str:
                 event.id,
                 format_time(event.created_at),
                 "" if event.user_id is None else event.user_id,
-                _csv_cell(event.username),
-                _csv_cell(event.client_ip),
-                _csv_cell(event.user_agent),
-                _csv_cell(event.action),
-                _csv_cell(event.target),
-                _csv_cell(details),
+                safe_cell(event.username),
+                safe_cell(event.client_ip),
+                safe_cell(event.user_agent),
+                safe_cell(event.action),
+                safe_cell(event.target),
+                safe_cell(details),
             ]
         )
     return buffer.getvalue()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 
-IPV4_MASK_BITS = 24
-IPV6_MASK_BITS = 48
+from alertstation.http.demo import IPV4_MASK_BITS, IPV6_MASK_BITS
+
 IPV6_VISITOR_BITS = 64
 INTERNAL = frozenset({"127.0.0.1", "::1"})
 

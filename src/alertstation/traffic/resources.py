@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import falcon
 
@@ -11,9 +12,11 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
+from alertstation.http.demo import is_demo, mask_for_demo
 from alertstation.traffic import (
     addresses,
     anomalies,
+    export,
     period,
     privacy,
     reports,
@@ -74,6 +77,10 @@ class TrafficDashboard:
         self.cache = cache if cache is not None else DashboardCache()
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self.payload(req)
+
+    def payload(self, req: falcon.Request) -> dict[str, Any]:
+        """Return the dashboard payload the request's period and filters ask for."""
         params = _query(req)
         now = self._station.clock()
         current = period.parse_period(params, now.date())
@@ -92,7 +99,26 @@ class TrafficDashboard:
                 )
                 if use_cache:
                     self.cache.put(key, token, payload)
-        resp.media = payload
+        return payload
+
+
+class TrafficDashboardCsv:
+    """GET /api/traffic/dashboard.csv with the dashboard's query: the dashboard as CSV."""
+
+    def __init__(self, dashboard: TrafficDashboard) -> None:
+        self._dashboard = dashboard
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        payload = self._dashboard.payload(req)
+        if is_demo(req):
+            payload = mask_for_demo(payload)
+        meta = payload["filter_meta"]["period"]
+        resp.content_type = "text/csv; charset=utf-8"
+        resp.set_header(
+            "Content-Disposition",
+            f'attachment; filename="traffic_{meta["start"]}_{meta["end"]}.csv"',
+        )
+        resp.text = export.dashboard_csv(payload)
 
 
 class TrafficAnomalies:
@@ -145,7 +171,7 @@ class TrafficPrivacy:
 
 
 SCREEN_COOKIE = "as_screen"
-_SCREEN = re.compile(r"^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$")
+_SCREEN = re.compile(r"[1-9][0-9]{1,4}x[1-9][0-9]{1,4}")
 
 
 class TrafficClientBeacon:
@@ -161,7 +187,7 @@ class TrafficClientBeacon:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         screen = req.get_param("screen") or ""
-        if not _SCREEN.match(screen):
+        if not _SCREEN.fullmatch(screen):
             raise Invalid("screen must be WIDTHxHEIGHT, e.g. 1920x1080", field="screen")
         resp.status = falcon.HTTP_204
         if req.cookies.get(SCREEN_COOKIE):

@@ -10,6 +10,7 @@ def routes(station: Station) -> list[Route]:
     settings = r.TrafficSettingsResource(station)
     private = r.TrafficPrivacy(station)
     configure = permission("system.configure")
+    dashboard = r.TrafficDashboard(station)
     return [
         Route(
             "GET",
@@ -62,9 +63,16 @@ def routes(station: Station) -> list[Route]:
         Route(
             "GET",
             "/api/traffic/dashboard",
-            r.TrafficDashboard(station),
+            dashboard,
             SIGNED_IN,
             summary="Traffic dashboard data for a period, with drill-down filters",
+        ),
+        Route(
+            "GET",
+            "/api/traffic/dashboard.csv",
+            r.TrafficDashboardCsv(dashboard),
+            SIGNED_IN,
+            summary="The traffic dashboard as CSV (formula cells neutralised)",
         ),
         Route(
             "GET",

@@ -1,5 +1,5 @@
 // Web traffic dashboard: fetches /api/traffic/dashboard, draws SVG charts and tables, drills
-// down on click, exports a multi-section CSV and builds a multi-page A4 PDF in the browser.
+// down on click, downloads the server's multi-section CSV and builds a multi-page A4 PDF.
 (function () {
   "use strict";
   const root = document.getElementById("traffic-dashboard");
@@ -222,30 +222,6 @@
   }
 
   // --- exports ---------------------------------------------------------------------------
-  function csvCell(value) {
-    const text = value === null || value === undefined ? "" : String(value);
-    return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
-  }
-
-  function csv() {
-    const lines = ["# Summary", "metric,value,previous"];
-    SUMMARY.forEach(function (pair) {
-      lines.push([pair[0], data.summary[pair[0]], data.summary_prev[pair[0]]].map(csvCell).join(","));
-    });
-    lines.push("", "# Daily", "date,hits,page_views,visitors,bytes");
-    data.time_series.forEach(function (d) {
-      lines.push([d.date, d.hits, d.page_views, d.visitors, d.bytes].join(","));
-    });
-    SECTIONS.forEach(function (section) {
-      const rows = data[section[0]] || [];
-      if (!rows.length) return;
-      const keys = Object.keys(rows[0]);
-      lines.push("", "# " + section[1], keys.join(","));
-      rows.forEach(function (row) { lines.push(keys.map(function (k) { return csvCell(row[k]); }).join(",")); });
-    });
-    return lines.join("\r\n") + "\r\n";
-  }
-
   function pdfText(text) {
     return String(text).replace(/[^\x20-\x7e]/g, "?").replace(/([\\()])/g, "\\$1");
   }
@@ -319,8 +295,9 @@
     if (!custom) load();
   });
   $("td-period").addEventListener("submit", function (event) { event.preventDefault(); load(); });
+  // The CSV is written by the server, which neutralises formula cells as the audit CSV does.
   $("td-csv").addEventListener("click", function () {
-    if (data) download(csv(), "text/csv", "traffic_" + stamp() + ".csv");
+    if (data) window.location.assign("/api/traffic/dashboard.csv?" + query().toString());
   });
   $("td-pdf").addEventListener("click", function () {
     if (data) download(pdf(), "application/pdf", "traffic_" + stamp() + ".pdf");
