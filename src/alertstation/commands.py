@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import pending_revisions
 from alertstation.logs import configure_logging
-from alertstation.settings import Settings
+from alertstation.settings import Settings, warn_skipped_variables
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -37,6 +37,7 @@ def load_settings() -> Settings:
     """Read the settings from the environment and configure logging for a command."""
     settings = Settings.from_env()
     configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
+    warn_skipped_variables(settings)
     return settings
 
 

@@ -10,7 +10,7 @@ from gunicorn.app.base import BaseApplication
 from alertstation.app import create_app
 from alertstation.http.connection import ConnectionControl
 from alertstation.logs import configure_logging
-from alertstation.settings import Settings
+from alertstation.settings import Settings, warn_skipped_variables
 
 
 class StationServer(BaseApplication):
@@ -28,6 +28,7 @@ class StationServer(BaseApplication):
     def load(self) -> Any:
         settings = Settings.from_env()
         configure_logging(settings.log_level, settings.log_format, background=True)
+        warn_skipped_variables(settings)
         return ConnectionControl(create_app(settings))
 
 

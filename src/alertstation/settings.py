@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import re
 import secrets
@@ -20,6 +21,16 @@ LEDGER_KEY_FILE = "audit_ledger_key"
 ENV_FILE = "station.env"
 MIN_SECRET_KEY_LENGTH = 32
 MAX_VARIABLE_LENGTH = 4096
+# The smallest ALERTSTATION_MAX_REQUEST_BYTES: a sign-in form (username, a password of up to
+# 1024 characters, the page to return to) and every small JSON body fit well within it.
+MIN_REQUEST_BYTES = 16_384
+# Saved variables the station never starts without: no sensible default stands in for them.
+_REQUIRED_WHEN_SAVED = frozenset({"DATABASE_URL"})
+# Saved variables a start does not check here: the alert trust anchors are read (and a missing
+# bundle reported, naming the file) whenever a signed message is verified.
+_CHECKED_WHEN_USED = frozenset({"ALERTSTATION_IPAWS_TRUST_ANCHORS"})
+
+log = logging.getLogger("alertstation.settings")
 
 
 class SettingsError(ValueError):
@@ -46,6 +57,9 @@ class Settings:
     contact: str = ""
     ipaws_trust_anchors: Path | None = None
     receiver_allowlist: tuple[str, ...] = ()
+    # Why saved variables were left out at start (``usable_saved_variables``); logged by
+    # ``warn_skipped_variables`` once logging is configured.
+    skipped_variables: tuple[str, ...] = ()
 
     @property
     def is_sqlite(self) -> bool:
@@ -62,7 +76,8 @@ class Settings:
         """
         process_env = os.environ if environ is None else environ
         data_dir = private_data_dir(Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data"))
-        env = {**read_env_file(data_dir / ENV_FILE), **process_env}
+        saved, skipped = usable_saved_variables(read_env_file(data_dir / ENV_FILE), process_env)
+        env = {**saved, **process_env}
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
         dbf_path = env.get("WX_ZONE_DBF_PATH")
         anchors_path = (env.get("ALERTSTATION_IPAWS_TRUST_ANCHORS") or "").strip()
@@ -83,13 +98,47 @@ class Settings:
                 env, "ALERTSTATION_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")
             ),
             log_format=_choice(env, "ALERTSTATION_LOG_FORMAT", "json", ("json", "text")),
-            max_request_bytes=int(_positive_float(env, "ALERTSTATION_MAX_REQUEST_BYTES", 1 << 20)),
+            max_request_bytes=_request_bytes(env),
             contact=check_contact(env.get("ALERTSTATION_CONTACT", "")),
             ipaws_trust_anchors=Path(anchors_path).resolve() if anchors_path else None,
             receiver_allowlist=parse_receiver_allowlist(
                 env.get("ALERTSTATION_RECEIVER_ALLOWLIST", "")
             ),
+            skipped_variables=skipped,
         )
+
+
+def usable_saved_variables(
+    saved: Mapping[str, str], process_env: Mapping[str, str]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Return the saved variables the station can start with, and why any others were left out.
+
+    A saved value that no longer passes ``validate_variable`` (a file since removed, a value
+    saved by an older version) is left out, so the station starts on its default, and the
+    reason names the variable. ``DATABASE_URL`` is never left out: its error stops the start.
+    A variable the process environment sets is not checked here (the environment wins).
+    """
+    usable: dict[str, str] = {}
+    skipped: list[str] = []
+    for name, value in saved.items():
+        if name in process_env:
+            continue
+        if name in _CHECKED_WHEN_USED:
+            usable[name] = value
+            continue
+        try:
+            usable[name] = validate_variable(name, value)
+        except SettingsError as ex:
+            if name in _REQUIRED_WHEN_SAVED:
+                raise
+            skipped.append(f"{name} saved in {ENV_FILE} cannot be used; starting without it: {ex}")
+    return usable, tuple(skipped)
+
+
+def warn_skipped_variables(settings: Settings) -> None:
+    """Log, once logging is configured, each saved variable the station started without."""
+    for reason in settings.skipped_variables:
+        log.warning(reason)
 
 
 @dataclass(frozen=True)
@@ -161,7 +210,8 @@ def validate_variable(name: str, value: str) -> str:
     checks = {
         "DATABASE_URL": lambda: normalise_database_url(value),
         "SESSION_LIFETIME_HOURS": lambda: _positive_float(env, name, 12.0),
-        "ALERTSTATION_MAX_REQUEST_BYTES": lambda: _positive_float(env, name, 1.0),
+        "ALERTSTATION_MAX_REQUEST_BYTES": lambda: _request_bytes(env),
+        "WX_ZONE_DBF_PATH": lambda: check_dbf_file(value),
         "ALERTSTATION_TRUSTED_PROXIES": lambda: parse_networks(value),
         "ALERTSTATION_LOG_LEVEL": lambda: _choice(
             env, name, "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -169,10 +219,42 @@ def validate_variable(name: str, value: str) -> str:
         "ALERTSTATION_LOG_FORMAT": lambda: _choice(env, name, "json", ("json", "text")),
         "ALERTSTATION_IPAWS_TRUST_ANCHORS": lambda: _check_anchor_bundle(value),
         "ALERTSTATION_RECEIVER_ALLOWLIST": lambda: parse_receiver_allowlist(value),
+        "ALERTSTATION_CONTACT": lambda: check_contact(value),
     }
     if name in checks:
         checks[name]()
     return value
+
+
+def _request_bytes(env: Mapping[str, str]) -> int:
+    """Read ALERTSTATION_MAX_REQUEST_BYTES: at least ``MIN_REQUEST_BYTES``, so sign-in works."""
+    name = "ALERTSTATION_MAX_REQUEST_BYTES"
+    value = int(_positive_float(env, name, 1 << 20))
+    if value < MIN_REQUEST_BYTES:
+        raise SettingsError(
+            f"{name} must be at least {MIN_REQUEST_BYTES} bytes (smaller refuses sign-in forms)"
+        )
+    return value
+
+
+def check_dbf_file(value: str) -> Path:
+    """Return the path when it names a readable file that starts like a DBF; SettingsError
+    otherwise. (Which zone schema it holds is checked where the zone reader lives.)"""
+    path = Path(value)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(32)
+    except OSError as ex:
+        raise SettingsError(f"WX_ZONE_DBF_PATH: cannot read {path}: {ex.strerror or ex}") from None
+    if len(head) < 32 or head[0] not in _DBF_VERSIONS:
+        raise SettingsError(f"WX_ZONE_DBF_PATH: {path} is not a DBF file")
+    return path
+
+
+# The first byte of a dBASE table: its version (dBASE III/IV/5, FoxPro, Visual FoxPro).
+_DBF_VERSIONS = frozenset(
+    {0x02, 0x03, 0x04, 0x05, 0x30, 0x31, 0x32, 0x43, 0x83, 0x8B, 0xCB, 0xF5, 0xFB}
+)
 
 
 def parse_receiver_allowlist(value: str) -> tuple[str, ...]:

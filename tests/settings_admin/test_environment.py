@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 import re
 import stat
+import struct
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from alertstation.audit.tables import audit_logs
-from alertstation.settings import ENV_FILE, Settings, read_env_file
+from alertstation.errors import Invalid
+from alertstation.settings import (
+    ENV_FILE,
+    Settings,
+    SettingsError,
+    read_env_file,
+    warn_skipped_variables,
+)
+from alertstation.settings_admin.service import save_variables
 from tests.support import StationHarness as Station
 
 SECRET_URL = "postgresql://station:hunter2-secret@db.example/station"
@@ -76,6 +85,8 @@ def test_save_records_names_only_and_redacts_secrets(
         {"ALERTSTATION_TRUSTED_PROXIES": "10.0.0.300"},
         {"ALERTSTATION_LOG_LEVEL": "LOUD"},
         {"WX_ZONE_DBF_PATH": "a\nb"},
+        {"WX_ZONE_DBF_PATH": "/nonexistent/zones.dbf"},
+        {"ALERTSTATION_MAX_REQUEST_BYTES": "100"},
         {"SESSION_LIFETIME_HOURS": "8", "DATABASE_URL": "mysql://x/y"},
         {"SESSION_LIFETIME_HOURS": 8},
     ],
@@ -195,3 +206,47 @@ def test_the_page_shows_boundary_variables_read_only_to_operators(station: Stati
     )
     boss_inputs = inputs(station.sign_in("boss").request("GET", "/admin/environment").text)
     assert not any("disabled" in tag for tag in boss_inputs.values())
+
+
+def _dbf(path: Path, columns: list[str]) -> Path:
+    """Write a DBF with one empty record and the given character columns."""
+    fields = b"".join(
+        name.encode().ljust(11, b"\0") + b"C" + b"\0" * 4 + bytes([8, 0]) + b"\0" * 14
+        for name in columns
+    )
+    header_length = 32 + len(fields) + 1
+    record_length = 1 + 8 * len(columns)
+    head = bytes([3, 125, 1, 1]) + struct.pack("<IHH", 1, header_length, record_length)
+    path.write_bytes(head + b"\0" * 20 + fields + b"\r" + b" " * record_length + b"\x1a")
+    return path
+
+
+def test_a_zone_dbf_path_must_hold_a_known_zone_schema(tmp_path: Path) -> None:
+    unknown = _dbf(tmp_path / "zones.dbf", ["COLOUR", "SHAPE"])
+    with pytest.raises(Invalid, match="Unrecognised zone DBF schema"):
+        save_variables(tmp_path, {"WX_ZONE_DBF_PATH": str(unknown)})
+    known = _dbf(tmp_path / "other.dbf", ["STATE", "ZONE", "NAME"])
+    assert save_variables(tmp_path, {"WX_ZONE_DBF_PATH": str(known)}) == ["WX_ZONE_DBF_PATH"]
+
+
+def test_a_saved_variable_that_cannot_start_is_named_and_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / ENV_FILE).write_text(
+        "ALERTSTATION_MAX_REQUEST_BYTES=100\nWX_ZONE_DBF_PATH=/gone/zones.dbf\n"
+        "ALERTSTATION_LOG_LEVEL=DEBUG\n"
+    )
+    settings = Settings.from_env({"ALERTSTATION_DATA_DIR": str(tmp_path)})
+    assert settings.max_request_bytes == 1 << 20 and settings.wx_zone_dbf_path is None
+    assert settings.log_level == "DEBUG", "the usable ones still apply"
+    with caplog.at_level("WARNING", logger="alertstation.settings"):
+        warn_skipped_variables(settings)
+    warned = [record.getMessage() for record in caplog.records]
+    assert [line.split()[0] for line in warned] == [
+        "ALERTSTATION_MAX_REQUEST_BYTES",
+        "WX_ZONE_DBF_PATH",
+    ]
+    assert all("starting without it" in line for line in warned)
+    (tmp_path / ENV_FILE).write_text("DATABASE_URL=mysql://x/y\n")
+    with pytest.raises(SettingsError, match="DATABASE_URL"):
+        Settings.from_env({"ALERTSTATION_DATA_DIR": str(tmp_path)})

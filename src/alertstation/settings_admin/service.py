@@ -17,6 +17,7 @@ from alertstation.settings import (
     validate_variable,
     write_env_file,
 )
+from alertstation.zones.resolver import family_of
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,14 @@ def describe_variables(data_dir: Path, process_env: Mapping[str, str]) -> list[V
     return states
 
 
+def _check_zone_schema(value: str) -> None:
+    """Raise SettingsError unless the DBF holds zones of a schema the zone reader knows."""
+    try:
+        family_of(value)
+    except ValueError as ex:
+        raise SettingsError(f"WX_ZONE_DBF_PATH: {ex}") from None
+
+
 def save_variables(
     data_dir: Path, changes: Mapping[str, Any], *, is_admin: bool = False
 ) -> list[str]:
@@ -133,6 +142,8 @@ def save_variables(
             continue
         try:
             updated[name] = validate_variable(name, value)
+            if name == "WX_ZONE_DBF_PATH":
+                _check_zone_schema(updated[name])
         except SettingsError as ex:
             problems.append(str(ex))
     if problems:
