@@ -20,6 +20,7 @@ from alertstation.alerts.boundary.geometry import (
     parse_boundary,
     svg_map,
 )
+from alertstation.alerts.boundary.repair import repair_in_child
 from alertstation.alerts.boundary.service import (
     recalculate_intersections,
     remove_boundary,
@@ -138,7 +139,7 @@ class BoundaryApi:
         require_multipart(req)
         data, name = one_file(req, _read)
         try:
-            area = parse_boundary(data)
+            area = parse_boundary(data, repair=repair_in_child)
         except ValueError as ex:
             raise Invalid(str(ex), code="invalid_boundary") from None
         actor = Actor.from_request(req)

@@ -8,6 +8,7 @@ import orjson
 import pytest
 from shapely.geometry import Point
 
+from alertstation.alerts.boundary import geometry
 from alertstation.alerts.boundary.geometry import (
     AlertShape,
     alert_shapes,
@@ -18,6 +19,7 @@ from alertstation.alerts.boundary.geometry import (
     parse_boundary,
     svg_map,
 )
+from alertstation.alerts.boundary.repair import repair_in_child
 from alertstation.alerts.model import Alert, AlertInfo, Area
 
 BOX = "35.35,-97.95 35.62,-97.95 35.62,-97.33 35.35,-97.33 35.35,-97.95"
@@ -115,3 +117,42 @@ def test_svg_draws_the_boundary_and_each_shape_inside_the_view() -> None:
     numbers = [float(n) for n in re.findall(r"(-?\d+\.\d)", svg)]
     assert numbers and all(0 <= n <= 300 for n in numbers)
     assert svg_map(None, []) == ""
+
+
+def _strips(count: int) -> bytes:
+    """A MultiPolygon of ``count`` thin strips, half of them crossing the other half."""
+    polygons = []
+    for n in range(count):
+        x = -98.0 + n * 0.001
+        if n % 2:
+            ring = [[x, 35.0], [x + 0.0005, 35.0], [x + 0.0005, 36.0], [x, 36.0], [x, 35.0]]
+        else:
+            ring = [[-98.0, 35.0 + x / 1000], [-96.0, 35.0 + x / 1000]]
+            ring += [[-96.0, 35.0005 + x / 1000], [-98.0, 35.0005 + x / 1000], ring[0]]
+        polygons.append([ring])
+    return orjson.dumps({"type": "MultiPolygon", "coordinates": polygons})
+
+
+def test_the_vertex_limit_is_checked_on_the_input_before_any_repair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(geometry, "MAX_BOUNDARY_VERTICES", 100)
+    repaired: list[bytes] = []
+
+    def repair(data: bytes) -> object:
+        repaired.append(data)
+        raise AssertionError("never reached")
+
+    with pytest.raises(ValueError, match="more than 100 vertices"):
+        parse_boundary(_strips(21), repair=repair)  # type: ignore[arg-type]
+    assert repaired == []
+    assert parse_boundary(_strips(20)).is_valid
+
+
+def test_the_repair_runs_in_a_child_with_limits() -> None:
+    document = _strips(20)
+    assert repair_in_child(document).equals(geometry.repaired_area(document))
+    with pytest.raises(ValueError, match="no polygon"):
+        repair_in_child(orjson.dumps({"type": "FeatureCollection", "features": []}))
+    with pytest.raises(ValueError, match="took more than 1 s or 16 MiB"):
+        repair_in_child(document, seconds=1, memory_bytes=16 * 1024 * 1024)

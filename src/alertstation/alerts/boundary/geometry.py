@@ -9,7 +9,7 @@ Everything here is pure: no database, no clock.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,14 +171,45 @@ def vertex_count(geometry: BaseGeometry) -> int:
     )
 
 
-def parse_boundary(data: bytes) -> BaseGeometry:
-    """Return the polygonal area of a GeoJSON document; ValueError saying what is wrong."""
+def _raw_vertices(geometry: Any) -> int:
+    """Count the positions of a Polygon or MultiPolygon as sent, before any shape is built."""
+    coordinates = geometry.get("coordinates") if isinstance(geometry, dict) else None
+    if not isinstance(coordinates, list):
+        return 0
+    polygons = coordinates if geometry.get("type") == "MultiPolygon" else [coordinates]
+    return sum(
+        len(ring)
+        for polygon in polygons
+        if isinstance(polygon, list)
+        for ring in polygon
+        if isinstance(ring, list)
+    )
+
+
+def check_boundary_input(data: bytes) -> None:
+    """Refuse a boundary document before any shape is built or repaired: its size, that it is
+    GeoJSON of polygons, and its vertex count as sent (``MAX_BOUNDARY_VERTICES``), so no upload
+    reaches ``make_valid`` or ``unary_union`` with more than the limit."""
     if len(data) > MAX_BOUNDARY_BYTES:
         raise ValueError(f"boundary: the file is larger than {MAX_BOUNDARY_BYTES} bytes")
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as ex:
         raise ValueError(f"boundary: not JSON ({ex})") from None
+    vertices = 0
+    for geometry in _geometries(document):
+        vertices += _raw_vertices(geometry)
+        if vertices > MAX_BOUNDARY_VERTICES:
+            raise ValueError(f"boundary: more than {MAX_BOUNDARY_VERTICES} vertices; simplify it")
+
+
+def repaired_area(data: bytes) -> BaseGeometry:
+    """Build the shapes of a checked boundary document, repair them (``make_valid``) and join
+    them (``unary_union``); ValueError when a shape is malformed or none encloses an area.
+
+    The repair can cost far more than the input's size suggests (crossing strips), so the web
+    tier runs it in a child process with limits (``alerts.boundary.repair``)."""
+    document = orjson.loads(data)
     parts = []
     for geometry in _geometries(document):
         try:
@@ -196,7 +227,18 @@ def parse_boundary(data: bytes) -> BaseGeometry:
     ]
     if not polygons:
         raise ValueError("boundary: the document's shapes enclose no area")
-    area = polygons[0] if len(polygons) == 1 else MultiPolygon(polygons)
+    return polygons[0] if len(polygons) == 1 else MultiPolygon(polygons)
+
+
+def parse_boundary(
+    data: bytes, *, repair: Callable[[bytes], BaseGeometry] = repaired_area
+) -> BaseGeometry:
+    """Return the polygonal area of a GeoJSON document; ValueError saying what is wrong.
+
+    The input is checked first (``check_boundary_input``); ``repair`` builds and repairs the
+    shapes (in this process by default; the web tier passes ``repair.repair_in_child``)."""
+    check_boundary_input(data)
+    area = repair(data)
     min_lon, min_lat, max_lon, max_lat = area.bounds
     if min_lon < -180 or max_lon > 180 or min_lat < -90 or max_lat > 90:
         raise ValueError("boundary: coordinates must be longitude, latitude in degrees (WGS 84)")
