@@ -14,6 +14,7 @@ from sqlalchemy import Engine, event, func, select
 
 from alertstation.app import create_app
 from alertstation.db import make_engine
+from alertstation.db.engine import begin_write
 from alertstation.settings import parse_networks
 from alertstation.traffic import counters
 from alertstation.traffic import recorder as recorder_module
@@ -446,3 +447,11 @@ def test_a_batch_meeting_a_lock_is_retried_then_dropped_and_the_drops_are_kept(
     finally:
         held.close()
         quick.dispose()
+
+
+def test_system_status_shows_the_drops_of_every_process(station: Station, engine: Engine) -> None:
+    before = station.client.simulate_get("/api/system_status").json["traffic_rows_dropped"]
+    with begin_write(engine) as conn:
+        counters.add(conn, counters.ROWS_DROPPED, 7)  # what other processes dropped
+    after = station.client.simulate_get("/api/system_status").json["traffic_rows_dropped"]
+    assert after == before + 7
