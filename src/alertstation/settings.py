@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import secrets
+import shlex
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ class Settings:
     # Why saved variables were left out at start (``usable_saved_variables``); logged by
     # ``warn_skipped_variables`` once logging is configured.
     skipped_variables: tuple[str, ...] = ()
+    #: How many stream preflights one process runs at once (the next is answered 429).
+    preflight_concurrency: int = 4
+    #: The deadline of one stream preflight, playlist fetch included, in seconds.
+    preflight_seconds: float = 20.0
 
     @property
     def is_sqlite(self) -> bool:
@@ -105,6 +110,7 @@ class Settings:
                 env.get("ALERTSTATION_RECEIVER_ALLOWLIST", "")
             ),
             skipped_variables=skipped,
+            preflight_concurrency=_small_count(env, "ALERTSTATION_PREFLIGHT_CONCURRENCY", 4),
         )
 
 
@@ -258,19 +264,37 @@ _DBF_VERSIONS = frozenset(
 
 
 def parse_receiver_allowlist(value: str) -> tuple[str, ...]:
-    """Read the receiver allowlist: comma-separated absolute program paths, in order, unique."""
-    paths: list[str] = []
+    """Read the receiver allowlist: comma-separated entries, in order, unique.
+
+    An entry is an absolute program path, optionally followed by the arguments (shell-quoted) the
+    program must run with: ``/usr/bin/arecord`` or ``/opt/rx/bin/rx --band noaa``. Entries are
+    returned in one normal form (:func:`receiver_entry` reads them back).
+    """
+    entries: list[str] = []
     for part in value.split(","):
-        path = part.strip()
-        if not path:
+        if not part.strip():
             continue
-        if not path.startswith("/") or any(c in path for c in "\x00\r\n"):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            raise SettingsError(
+                f"ALERTSTATION_RECEIVER_ALLOWLIST: {part.strip()!r} is not quoted properly"
+            ) from None
+        path = words[0]
+        if not path.startswith("/") or any(c in part for c in "\x00\r\n"):
             raise SettingsError(
                 f"ALERTSTATION_RECEIVER_ALLOWLIST: {path!r} is not an absolute program path"
             )
-        if path not in paths:
-            paths.append(path)
-    return tuple(paths)
+        entry = shlex.join(words)
+        if entry not in entries:
+            entries.append(entry)
+    return tuple(entries)
+
+
+def receiver_entry(entry: str) -> tuple[str, tuple[str, ...]]:
+    """Return (program, the arguments the admin wrote beside it) of one allowlist entry."""
+    words = shlex.split(entry)
+    return words[0], tuple(words[1:])
 
 
 def _check_anchor_bundle(value: str) -> None:
@@ -443,6 +467,15 @@ def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
     if value <= 0:
         raise SettingsError(f"{name} must be greater than zero, got {raw!r}")
     return value
+
+
+def _small_count(env: Mapping[str, str], name: str, default: int, most: int = 64) -> int:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= most:
+        raise SettingsError(f"{name} must be a whole number from 1 to {most}, got {raw!r}")
+    return int(raw)
 
 
 def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:

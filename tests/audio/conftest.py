@@ -12,10 +12,12 @@ from sqlalchemy import Engine
 
 from alertstation.app import create_app
 from tests.alerts.feed_server import FeedServer, running_server
+from tests.audio.writers import SINE_ENTRY
 from tests.support import Clock, StationHarness, clear_tables, make_settings
 
-#: The programs the test station's receivers may run.
-ALLOWED_PROGRAMS = (sys.executable, "/bin/cat")
+#: The programs the test station's receivers may run: the sine writer, and cat and the
+#: interpreter without arguments.
+ALLOWED_PROGRAMS = (SINE_ENTRY, sys.executable, "/bin/cat")
 
 
 @pytest.fixture

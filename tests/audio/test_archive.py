@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,17 +35,12 @@ from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
 from alertstation.worker.jobs import JOBS
 from tests.audio.test_monitor import wait_for
+from tests.audio.writers import SINE_COMMAND
 from tests.support import SignedIn, StationHarness
 
 RATE = 8000
 FAST = MonitorSettings(
     sample_rate=RATE, persist_every=0.2, rescan_every=0.2, backoff_base=0.2, backoff_cap=1.0
-)
-WRITER = (
-    "import math, struct, sys, time\n"
-    "frame = b''.join(struct.pack('<h', int(8000 * math.sin(i / 4))) for i in range(1600))\n"
-    "while True:\n"
-    "    sys.stdout.buffer.write(frame); sys.stdout.buffer.flush(); time.sleep(0.1)\n"
 )
 OPUS = {
     "name": "voice-opus",
@@ -98,7 +92,7 @@ def configure(station: StationHarness, **values: Any) -> None:
 def add_receiver(ops: SignedIn) -> int:
     body = {
         "name": "Stand-in receiver",
-        "command": [sys.executable, "-c", WRITER],
+        "command": SINE_COMMAND,
         "device_params": {"sample_rate": 16000},
     }
     created = ops.request("POST", "/api/radio/receivers", json=body)
@@ -251,7 +245,7 @@ def test_the_archive_api_lists_downloads_deletes_and_refuses_traversal(
     ops, viewer = audio_station.sign_in("ops"), audio_station.sign_in("watcher")
     data_dir = audio_station.app.station.settings.data_dir
     first = add_receiver(ops)
-    body = {"name": "Second", "command": [sys.executable, "-c", WRITER]}
+    body = {"name": "Second", "command": SINE_COMMAND}
     second = ops.request("POST", "/api/radio/receivers", json=body).json["id"]
     now = audio_station.clock.now
     segment = write_segment(source_folder(data_dir, first), now, seconds=90)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
 from alertstation.eas.audio import render_message
 from tests.audio.stream_server import METAINT, StreamServer, running_stream_server
+from tests.audio.writers import SINE_COMMAND
 from tests.support import SignedIn, StationHarness
 
 RATE = 8000
@@ -279,15 +279,9 @@ def test_a_503_reconnects_then_runs(audio_station: StationHarness) -> None:
 
 def test_a_receiver_command_feeds_the_monitor(audio_station: StationHarness) -> None:
     ops = operator(audio_station)
-    writer = (
-        "import math, struct, sys, time\n"
-        "frame = b''.join(struct.pack('<h', int(8000 * math.sin(i / 4))) for i in range(1600))\n"
-        "while True:\n"
-        "    sys.stdout.buffer.write(frame); sys.stdout.buffer.flush(); time.sleep(0.1)\n"
-    )
     body = {
         "name": "Stand-in receiver",
-        "command": [sys.executable, "-c", writer],
+        "command": SINE_COMMAND,
         "device_params": {"sample_rate": 16000},
     }
     created = ops.request("POST", "/api/radio/receivers", json=body)

@@ -15,7 +15,8 @@ from alertstation.audio.sources import set_status
 from alertstation.audio.tables import audio_sources
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
-from tests.alerts.feed_server import Canned, FeedServer
+from tests.alerts.feed_server import Canned, FeedServer, running_server
+from tests.audio.writers import SINE_COMMAND
 from tests.support import SignedIn, StationHarness
 
 SOURCES = "/api/audio/sources"
@@ -254,6 +255,60 @@ def test_a_blank_password_on_edit_keeps_the_stored_one_and_null_clears_it(
     assert all(HEADER not in text for text in audit_details(audio_station.engine))
 
 
+def test_a_url_on_another_origin_drops_the_stored_secrets_unless_entered_again(
+    audio_station: StationHarness, stream_server: FeedServer
+) -> None:
+    stream_server.serve("/live", MP3)
+    stream_server.serve("/other", MP3)
+    ops = operator(audio_station)
+    source = ops.request("POST", SOURCES, json=stream_body(stream_server)).json
+    path = f"{SOURCES}/{source['id']}"
+    same_origin = ops.request("PUT", path, json={"url": stream_server.url("/other")})
+    assert same_origin.status_code == 200 and same_origin.json["auth_password_set"] is True
+    with running_server() as elsewhere:
+        moved = ops.request("PUT", path, json={"url": elsewhere.url("/live")})
+        assert moved.status_code == 200, moved.text
+        assert moved.json["auth_password_set"] is False
+        assert sorted(moved.json["changed"]) == ["auth_password", "url"]
+        assert stored_row(audio_station.engine, source["id"]).auth_password is None
+        assert all(PASSWORD not in text for text in audit_details(audio_station.engine))
+        # Entered again in the same request, a secret goes with the new origin.
+        back = ops.request(
+            "PUT",
+            path,
+            json={"url": stream_server.url("/live"), "device_params": {"auth_header": HEADER}},
+        )
+        assert back.status_code == 200 and back.json["auth_header_set"] is True
+        header_moved = ops.request("PUT", path, json={"url": elsewhere.url("/live")})
+        assert header_moved.json["auth_header_set"] is False
+        assert stored_row(audio_station.engine, source["id"]).auth_header is None
+        assert elsewhere.seen() == []
+
+
+def test_test_stream_with_an_id_refuses_another_origin(
+    audio_station: StationHarness, stream_server: FeedServer
+) -> None:
+    stream_server.serve("/live", MP3)
+    ops = operator(audio_station)
+    source = ops.request("POST", SOURCES, json=stream_body(stream_server)).json
+    with running_server() as elsewhere:
+        elsewhere.serve("/x", MP3)
+        for url in (elsewhere.url("/x"), stream_server.url("/x").replace("http:", "https:")):
+            refused = ops.request(
+                "POST", SOURCES + "/test-stream", json={"id": source["id"], "url": url}
+            )
+            assert refused.status_code == 422, refused.text
+            assert refused.json["error"]["details"]["field"] == "url"
+        assert elsewhere.seen() == []
+    same = ops.request(
+        "POST",
+        SOURCES + "/test-stream",
+        json={"id": source["id"], "url": stream_server.url("/live")},
+    )
+    assert same.json["ok"] is True
+    assert stream_server.seen("/live")[-1].headers["authorization"] == basic("monitor", PASSWORD)
+
+
 BAD_EDITS = [
     ({"url": "ftp://example.org/live"}, "url"),
     ({"url": "http://user:pw@127.0.0.1/live"}, "url"),
@@ -319,9 +374,14 @@ def test_a_receiver_runs_only_an_allowlisted_program(audio_station: StationHarne
     assert "not on the receiver allowlist" in refused.json["error"]["message"]
     shell = ops.request("POST", RECEIVERS, json={**body, "command": "/bin/cat -"})
     assert shell.status_code == 422
+    unwritten = ops.request(
+        "POST", RECEIVERS, json={**body, "command": [sys.executable, "-c", "1"]}
+    )
+    assert unwritten.status_code == 422
+    assert "arguments an admin wrote" in unwritten.json["error"]["message"]
     allowed = {
         "name": "NOAA 162.55",
-        "command": [sys.executable, "-c", "pass"],
+        "command": SINE_COMMAND,
         "device_params": {"sample_rate": 22050},
     }
     created = ops.request("POST", RECEIVERS, json=allowed)
@@ -332,6 +392,7 @@ def test_a_receiver_runs_only_an_allowlisted_program(audio_station: StationHarne
     diagnostics = ops.request("GET", f"{RECEIVERS}/{receiver['id']}/diagnostics")
     assert diagnostics.status_code == 200
     assert diagnostics.json["on_allowlist"] is True
+    assert diagnostics.json["command_allowed"] is True
     assert diagnostics.json["program_executable"] is True
     assert diagnostics.json["sample_rate"] == 22050
     moved = ops.request(

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from alertstation.http.outbound import FetchError, Limits, OutboundClient, basic_auth
+from alertstation.http.outbound import FetchError, Limits, OutboundClient, basic_auth, deadline
+from tests.audio.slow_upstream import MODES, slow_upstream
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
 
@@ -147,6 +148,29 @@ def test_a_refused_connection_is_described_without_the_url() -> None:
 
 
 HTTP_CLIENT_MODULES = {"urllib3", "urllib.request", "http.client", "requests", "httpx", "aiohttp"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_trickling_answer_ends_at_the_requests_deadline(mode: str) -> None:
+    # A byte every 0.1 s satisfies a read timeout of 30 s for ever; the deadline still ends it.
+    limits = Limits(read_timeout=30.0, deadline=0.5)
+    with slow_upstream() as upstream, pytest.raises(FetchError) as ended:
+        OutboundClient().get(upstream.url(mode), limits)
+    assert "deadline" in ended.value.reason
+
+
+def test_an_outer_deadline_bounds_several_requests_and_a_stalled_tls_handshake() -> None:
+    quiet = socket.socket()
+    quiet.bind(("127.0.0.1", 0))
+    quiet.listen(8)  # accepts (the kernel does) and never says a word of TLS
+    port = quiet.getsockname()[1]
+    client = OutboundClient()
+    try:
+        with deadline(0.5), pytest.raises(FetchError) as ended:
+            client.get(f"https://127.0.0.1:{port}/", Limits(read_timeout=30.0, deadline=60.0))
+        assert "deadline of 0.5 s" in ended.value.reason
+    finally:
+        quiet.close()
 
 
 def test_only_the_outbound_module_imports_an_http_client_library() -> None:

@@ -49,11 +49,18 @@ from alertstation.audio.levels import LevelMeter, Levels
 from alertstation.audio.preflight import describe_status, headers_for, resolve_stream
 from alertstation.audio.same_monitor import SameMonitor
 from alertstation.audio.settings import get_audio_settings
-from alertstation.audio.sources import SourceConfig, receiver_format, set_status
+from alertstation.audio.sources import (
+    SourceConfig,
+    SourceError,
+    check_command,
+    receiver_format,
+    set_status,
+)
 from alertstation.audio.tables import ERROR_WIDTH, TITLE_WIDTH, audio_sources
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.http.outbound import FetchError, Limits, OutboundClient
+from alertstation.settings_admin.sections import hardware_settings
 
 log = logging.getLogger("alertstation.audio.monitor")
 
@@ -285,6 +292,7 @@ class SourceRunner:
             else:
                 splitter = None
                 receiver_rate, channels = receiver_format(config)
+                self._check_receiver(config)
                 program = self._spawn(list(config.command), subprocess.DEVNULL, stack)
                 raw = ["-f", "s16le", "-ar", str(receiver_rate), "-ac", str(channels)]
                 decoder = self._spawn(
@@ -297,6 +305,19 @@ class SourceRunner:
             if failures:
                 raise failures[0]
             return heard
+
+    def _check_receiver(self, config: SourceConfig) -> None:
+        """Hold a receiver's stored command to the allowlist and capture devices of now.
+
+        Checked before every spawn, so a command stored under a wider allowlist (or naming a
+        capture device since removed) stops: the source turns ``fatal`` with the reason.
+        """
+        with self.station.engine.connect() as conn:
+            devices = hardware_settings(conn)["capture_devices"]
+        try:
+            check_command(list(config.command), self.station.settings.receiver_allowlist, devices)
+        except SourceError as ex:
+            raise UpstreamError(f"receiver refused: {ex}", fatal=True) from None
 
     def _end_listeners(self) -> None:
         """Tell the listeners that keep per-session state (the archive) that the session ended."""

@@ -9,6 +9,7 @@ another host would not. No message here carries the URL's query or a credential.
 from __future__ import annotations
 
 import configparser
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from alertstation.http.outbound import (
     Limits,
     OutboundClient,
     basic_auth,
+    deadline,
     same_host,
 )
 
@@ -34,6 +36,8 @@ PLAYLIST_TYPES = {
 PLAYLIST_LIMITS = Limits(connect_timeout=5.0, read_timeout=10.0, max_bytes=64 * 1024, deadline=20)
 PREFLIGHT_LIMITS = Limits(connect_timeout=5.0, read_timeout=10.0, deadline=20)
 PREFLIGHT_BYTES = 4096
+#: The deadline of one whole preflight (playlist fetch, entries, the stream's first bytes).
+PREFLIGHT_SECONDS = 20.0
 MAX_ENTRIES = 10
 FORBIDDEN = "forbidden: the stream requires authentication or is restricted"
 
@@ -143,6 +147,10 @@ def resolve_stream(client: OutboundClient, config: SourceConfig) -> str:
     entries = parse_playlist(fetched.body.decode("utf-8", "replace"), kind, fetched.url or url)
     if not entries:
         raise FetchError("the playlist holds no http or https entry")
+    itself = {_without_fragment(url), _without_fragment(fetched.url or url)}
+    entries = [entry for entry in entries if _without_fragment(entry) not in itself]
+    if not entries:
+        raise FetchError("the playlist names only itself")
     last: FetchError | None = None
     for entry in entries:
         try:
@@ -157,21 +165,29 @@ def resolve_stream(client: OutboundClient, config: SourceConfig) -> str:
     raise FetchError(f"no playlist entry answered: {last.reason}", status=last.status)
 
 
-def preflight(client: OutboundClient, config: SourceConfig) -> PreflightResult:
+def _without_fragment(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def preflight(
+    client: OutboundClient, config: SourceConfig, seconds: float = PREFLIGHT_SECONDS
+) -> PreflightResult:
     """Connect to a stream as the monitor will and report the real HTTP status.
 
     Reads the headers and a few bytes only. A playlist is resolved first; the status of the
-    first reachable entry (or of the failure) is reported.
+    first reachable entry (or of the failure) is reported. The whole check, playlist included,
+    ends within ``seconds`` however slowly the upstream answers.
     """
     try:
-        target = resolve_stream(client, config)
-        headers = headers_for(config, target, {"Icy-MetaData": "1"})
-        with client.open(target, PREFLIGHT_LIMITS, headers=headers) as response:
-            status = int(response.status)
-            content_type = response.headers.get("Content-Type")
-            icy_name = response.headers.get("icy-name")
-            response.read(PREFLIGHT_BYTES)
-            response.close()  # the body is endless: never hand this connection back
+        with deadline(seconds):
+            target = resolve_stream(client, config)
+            headers = headers_for(config, target, {"Icy-MetaData": "1"})
+            with client.open(target, PREFLIGHT_LIMITS, headers=headers) as response:
+                status = int(response.status)
+                content_type = response.headers.get("Content-Type")
+                icy_name = response.headers.get("icy-name")
+                response.read(PREFLIGHT_BYTES)
+                response.close()  # the body is endless: never hand this connection back
     except FetchError as ex:
         return PreflightResult(False, ex.status, describe_status(ex.status, ex.reason))
     if playlist_kind(target, content_type) is not None and target != config.url:
@@ -186,7 +202,31 @@ def preflight(client: OutboundClient, config: SourceConfig) -> PreflightResult:
     )
 
 
+class PreflightGate:
+    """Let at most ``limit`` preflights of this process run at once; the next one is refused.
+
+    A preflight holds a web thread up to its deadline, so a few slow upstreams must never take
+    every thread: a preflight beyond the limit is refused at once (the caller answers 429).
+    """
+
+    def __init__(self, limit: int, seconds: float = PREFLIGHT_SECONDS) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def run(self, client: OutboundClient, config: SourceConfig) -> PreflightResult | None:
+        """Return the preflight's result, or None when ``limit`` preflights are running."""
+        if not self._slots.acquire(blocking=False):
+            return None
+        try:
+            return preflight(client, config, self.seconds)
+        finally:
+            self._slots.release()
+
+
 __all__ = [
+    "PREFLIGHT_SECONDS",
+    "PreflightGate",
     "FORBIDDEN",
     "PreflightResult",
     "auth_headers",

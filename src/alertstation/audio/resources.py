@@ -15,7 +15,7 @@ import falcon
 from sqlalchemy import func, select
 
 from alertstation.audio import alerts, archive
-from alertstation.audio.preflight import preflight
+from alertstation.audio.preflight import PreflightGate, PreflightResult
 from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.settings import (
     AudioSettingsError,
@@ -25,8 +25,10 @@ from alertstation.audio.settings import (
 from alertstation.audio.sources import (
     SourceConfig,
     SourceError,
+    allowlisted_programs,
     audit_change,
     changed_fields,
+    check_command,
     create_source,
     delete_source,
     get_source,
@@ -44,12 +46,29 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import AppError, Invalid, NotFound
 from alertstation.http.bodies import json_object
-from alertstation.http.outbound import OutboundClient
+from alertstation.http.outbound import OutboundClient, same_host
 from alertstation.settings_admin.sections import hardware_settings
 
 
 def _invalid(ex: SourceError) -> AppError:
     return ex.as_app_error()
+
+
+class PreflightsBusy(AppError):
+    """As many stream preflights as this process allows are running; try again shortly."""
+
+    status = 429
+    code = "too_many_preflights"
+    retry_after = 5  # seconds, sent as Retry-After
+
+
+def _checked(gate: PreflightGate, client: OutboundClient, config: SourceConfig) -> PreflightResult:
+    result = gate.run(client, config)
+    if result is None:
+        raise PreflightsBusy(
+            f"{gate.limit} stream checks are running already; try again in a few seconds"
+        )
+    return result
 
 
 def _get(conn: Any, source_id: int, kind: str | None) -> Any:
@@ -69,9 +88,16 @@ class SourceCollection:
     ``kind`` set to ``receiver`` makes it the ``/api/radio/receivers`` collection.
     """
 
-    def __init__(self, station: Station, client: OutboundClient, kind: str | None = None) -> None:
+    def __init__(
+        self,
+        station: Station,
+        client: OutboundClient,
+        gate: PreflightGate,
+        kind: str | None = None,
+    ) -> None:
         self._station = station
         self._client = client
+        self._gate = gate
         self._kind = kind
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -98,7 +124,7 @@ class SourceCollection:
             raise _invalid(ex) from None
         checked = None
         if config.kind == "stream" and not skip:
-            checked = preflight(self._client, config)
+            checked = _checked(self._gate, self._client, config)
             if not checked.ok:
                 raise Invalid(
                     f"stream check failed: {checked.message}; fix the URL or credentials, or "
@@ -116,7 +142,16 @@ class SourceCollection:
             except SourceError as ex:
                 raise _invalid(ex) from None
             changed = changed_fields(None, config)
-            audit_change(station.ledger, conn, actor, "created", source_id, config.name, changed)
+            audit_change(
+                station.ledger,
+                conn,
+                actor,
+                "created",
+                source_id,
+                config.name,
+                changed,
+                command=config.command if config.kind == "receiver" else None,
+            )
             row = get_source(conn, source_id)
         resp.status = falcon.HTTP_201
         base = "/api/radio/receivers" if self._kind == "receiver" else "/api/audio/sources"
@@ -157,7 +192,14 @@ class SourceItem:
                 raise _invalid(ex) from None
             if changed:
                 audit_change(
-                    station.ledger, conn, actor, "updated", source_id, config.name, changed
+                    station.ledger,
+                    conn,
+                    actor,
+                    "updated",
+                    source_id,
+                    config.name,
+                    changed,
+                    command=config.command if "command" in changed else None,
                 )
             row = get_source(conn, source_id)
         resp.media = {**source_as_dict(row), "changed": changed}
@@ -195,12 +237,15 @@ class TestStream:
     """POST /api/audio/sources/test-stream: connect to a stream and report the real status.
 
     The body is a stream source's ``url`` and ``device_params``; with ``id`` the stored
-    credentials of that source fill in what the body leaves blank.
+    credentials of that source fill in what the body leaves blank, and a ``url`` on another
+    origin (scheme, host, port) than the stored one is refused: the stored credentials go
+    nowhere else.
     """
 
-    def __init__(self, station: Station, client: OutboundClient) -> None:
+    def __init__(self, station: Station, client: OutboundClient, gate: PreflightGate) -> None:
         self._station = station
         self._client = client
+        self._gate = gate
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = json_object(req)
@@ -216,13 +261,28 @@ class TestStream:
             raise Invalid(f"unknown field {extra[0]}", field=extra[0])
         if current is None and "url" not in body:
             raise Invalid("url is required", field="url")
+        if current is not None and isinstance(body.get("url"), str):
+            if not same_host(current.url, body["url"].strip()):
+                raise Invalid(
+                    "url is on another origin (scheme, host or port) than the stored source's; "
+                    "to test another host, send url and its credentials without id",
+                    field="url",
+                )
         try:
             config = read_config(
                 {**body, "name": current.name if current else "test", "kind": "stream"}, current
             )
         except SourceError as ex:
             raise _invalid(ex) from None
-        resp.media = preflight(self._client, config).as_dict()
+        resp.media = _checked(self._gate, self._client, config).as_dict()
+
+
+def _command_allowed(command: tuple[str, ...], allowlist: tuple[str, ...]) -> bool:
+    try:
+        check_command(list(command), allowlist)
+    except SourceError:
+        return False
+    return True
 
 
 class ReceiverDiagnostics:
@@ -244,7 +304,8 @@ class ReceiverDiagnostics:
             "state": row.state,
             "error_message": row.error_message,
             "program": program,
-            "on_allowlist": program in allowlist,
+            "on_allowlist": program in allowlisted_programs(allowlist),
+            "command_allowed": _command_allowed(config.command, allowlist),
             "allowlist": list(allowlist),
             "program_executable": bool(program) and os.access(program, os.X_OK),
             "sample_rate": rate,

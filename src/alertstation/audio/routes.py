@@ -2,6 +2,7 @@
 
 from alertstation.audio import pages
 from alertstation.audio import resources as r
+from alertstation.audio.preflight import PreflightGate
 from alertstation.context import Station
 from alertstation.http.outbound import OutboundClient
 from alertstation.http.routing import Route, permission
@@ -18,11 +19,13 @@ ONE = "/{source_id:int}"
 def routes(station: Station) -> list[Route]:
     """Return this package's routes."""
     client = OutboundClient()
+    settings = station.settings
+    gate = PreflightGate(settings.preflight_concurrency, settings.preflight_seconds)
     need = RECEIVERS_CONFIGURE
-    sources = r.SourceCollection(station, client)
+    sources = r.SourceCollection(station, client, gate)
     source = r.SourceItem(station)
     restart = r.SourceRestart(station)
-    receivers = r.SourceCollection(station, client, kind="receiver")
+    receivers = r.SourceCollection(station, client, gate, kind="receiver")
     receiver = r.SourceItem(station, kind="receiver")
     receiver_restart = r.SourceRestart(station, kind="receiver")
     action = r.AlertAction(station)
@@ -68,7 +71,7 @@ def routes(station: Station) -> list[Route]:
             summary="The recorded audio of a received message",
         ),
     ]
-    settings = r.SettingsResource(station)
+    audio_settings = r.SettingsResource(station)
     segment = r.ArchiveSegment(station)
     received += [
         Route(
@@ -105,8 +108,10 @@ def routes(station: Station) -> list[Route]:
             VIEW_CONFIG,
             summary="Received SAME messages",
         ),
-        Route("GET", "/api/audio/settings", settings, VIEW_CONFIG, summary="Audio settings"),
-        Route("PUT", "/api/audio/settings", settings, CONFIGURE, summary="Change audio settings"),
+        Route("GET", "/api/audio/settings", audio_settings, VIEW_CONFIG, summary="Audio settings"),
+        Route(
+            "PUT", "/api/audio/settings", audio_settings, CONFIGURE, summary="Change audio settings"
+        ),
     ]
     return (
         alert_routes
@@ -119,7 +124,7 @@ def routes(station: Station) -> list[Route]:
             Route(
                 "POST",
                 SOURCES + "/test-stream",
-                r.TestStream(station, client),
+                r.TestStream(station, client, gate),
                 need,
                 summary="Connect to a stream and report the real HTTP status",
             ),

@@ -9,14 +9,17 @@ Two kinds of source:
 ``receiver``
     A program that writes raw signed 16-bit little-endian PCM to its standard output (for example
     ``rtl_fm``), stored as an argv list and never run through a shell. Its program must be on the
-    allowlist only an admin sets (``ALERTSTATION_RECEIVER_ALLOWLIST``). ``device_params`` holds
-    ``sample_rate`` and ``channels`` of what it writes. An ``arecord`` receiver may name (``-D``)
-    only an ALSA capture device listed in the hardware settings.
+    allowlist only an admin sets (``ALERTSTATION_RECEIVER_ALLOWLIST``), and its arguments must pass
+    that program's rules (:func:`check_command`): output to standard output only, and only a
+    capture device listed in the hardware settings. ``device_params`` holds ``sample_rate`` and
+    ``channels`` of what it writes.
 
 The password and the raw header are secrets: they live in their own columns, never in
 ``device_params`` as stored or answered, never in an audit row. Answers carry
 ``auth_password_set`` and ``auth_header_set`` instead. On an edit a blank or absent password (or
-header) keeps the stored one; ``null`` clears it.
+header) keeps the stored one; ``null`` clears it. An edit that moves the URL to another origin
+(scheme, host or port) drops both stored secrets unless the same request enters them again, so a
+stored credential never follows the URL to a host of the editor's choosing.
 """
 
 from __future__ import annotations
@@ -25,16 +28,24 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, Row, delete, insert, select, update
 
+from alertstation.audio.capture.getopt import OptionError
+from alertstation.audio.capture.programs import (
+    CommandError,
+    arecord_device,
+    check_arguments,
+    known_program,
+)
 from alertstation.audio.tables import NAME_WIDTH, SECRET_WIDTH, URL_WIDTH, audio_sources
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
 from alertstation.errors import FieldError, NameTaken
+from alertstation.http.outbound import same_host
+from alertstation.settings import receiver_entry
 
 KINDS = ("stream", "receiver")
 STATES = ("starting", "running", "reconnecting", "fatal", "stopped")
@@ -44,8 +55,6 @@ MAX_ARG_LENGTH = 512
 SECRET_KEYS = ("auth_password", "auth_header")
 STREAM_PARAMS = ("auth_username", "auth_password", "auth_header")
 RECEIVER_PARAMS = ("sample_rate", "channels")
-#: Receiver programs whose ``-D``/``--device`` names an ALSA capture device.
-CAPTURE_PROGRAMS = ("arecord",)
 DEFAULT_RECEIVER_RATE = 24_000
 _C = audio_sources.c
 
@@ -142,9 +151,7 @@ def read_config(
     if current.kind == "stream":
         changes.update(_stream_changes(body, current))
     else:
-        changes.update(_receiver_changes(body, allowlist))
-        if "command" in changes and capture_devices is not None:
-            check_capture_device(changes["command"], capture_devices)
+        changes.update(_receiver_changes(body, allowlist, capture_devices))
     return replace(current, **changes)
 
 
@@ -167,17 +174,23 @@ def _stream_changes(body: Mapping[str, Any], current: SourceConfig) -> dict[str,
     changes: dict[str, Any] = {}
     if "url" in body:
         changes["url"] = check_url(body["url"])
+        if current.url and not same_host(current.url, changes["url"]):
+            # Another origin: the stored secrets stay behind unless entered again below.
+            changes.update(auth_password=None, auth_header=None)
+            current = replace(current, auth_password=None, auth_header=None)
     if "device_params" in body:
         changes.update(_stream_params(body["device_params"], current))
     return changes
 
 
-def _receiver_changes(body: Mapping[str, Any], allowlist: Sequence[str]) -> dict[str, Any]:
+def _receiver_changes(
+    body: Mapping[str, Any], allowlist: Sequence[str], capture_devices: Sequence[str] | None
+) -> dict[str, Any]:
     if "url" in body and body["url"] not in ("", None):
         raise SourceError("url", "url applies to stream sources only")
     changes: dict[str, Any] = {}
     if "command" in body:
-        changes["command"] = check_command(body["command"], allowlist)
+        changes["command"] = check_command(body["command"], allowlist, capture_devices)
     if "device_params" in body:
         changes["device_params"] = _receiver_params(body["device_params"])
     return changes
@@ -221,9 +234,19 @@ def check_url(value: Any) -> str:
     return url
 
 
-def check_command(value: Any, allowlist: Sequence[str]) -> tuple[str, ...]:
-    """Return a receiver argv whose program is on the admin's allowlist."""
-    if not isinstance(value, list) or not value:
+def check_command(
+    value: Any, allowlist: Sequence[str], capture_devices: Sequence[str] | None = None
+) -> tuple[str, ...]:
+    """Return a receiver argv that the admin's allowlist allows, arguments included.
+
+    The program (``command[0]``) must be on the allowlist. An entry written with arguments
+    allows exactly that command. An entry of a known capture program (arecord, rtl_fm, ffmpeg,
+    sox) written alone allows the arguments that program's rules accept
+    (:mod:`alertstation.audio.capture.programs`: allowed options only, standard output only, a
+    configured capture device only when ``capture_devices`` is given). Any other program written
+    alone takes no arguments.
+    """
+    if not isinstance(value, list | tuple) or not value:
         raise SourceError("command", "command must be a non-empty list of strings (an argv)")
     if len(value) > MAX_ARGS:
         raise SourceError("command", f"command may have at most {MAX_ARGS} arguments")
@@ -232,46 +255,49 @@ def check_command(value: Any, allowlist: Sequence[str]) -> tuple[str, ...]:
             raise SourceError(
                 "command", f"each argument must be a string of at most {MAX_ARG_LENGTH} characters"
             )
-    program = value[0]
-    if program not in allowlist:
-        allowed = ", ".join(allowlist) if allowlist else "none (an admin sets "
-        if not allowlist:
+    program, args = value[0], tuple(value[1:])
+    written = [fixed for path, fixed in map(receiver_entry, allowlist) if path == program]
+    if not written:
+        programs = [receiver_entry(entry)[0] for entry in allowlist]
+        allowed = ", ".join(dict.fromkeys(programs)) if programs else "none (an admin sets "
+        if not programs:
             allowed += "ALERTSTATION_RECEIVER_ALLOWLIST)"
         raise SourceError(
             "command", f"program {program!r} is not on the receiver allowlist; allowed: {allowed}"
         )
-    return tuple(value)
+    if args in written:
+        return tuple(value)
+    known = known_program(program)
+    if () in written and known is not None:
+        try:
+            check_arguments(known, args, capture_devices)
+        except CommandError as ex:
+            raise SourceError("command", str(ex)) from None
+        return tuple(value)
+    raise SourceError(
+        "command",
+        f"program {program!r} takes only the arguments an admin wrote beside it on the receiver "
+        "allowlist",
+    )
+
+
+def allowlisted_programs(allowlist: Sequence[str]) -> list[str]:
+    """Return the programs of the allowlist's entries, in order, each once."""
+    return list(dict.fromkeys(receiver_entry(entry)[0] for entry in allowlist))
 
 
 def named_capture_device(command: Sequence[str]) -> str | None:
     """Return the ALSA device an ``arecord`` receiver names (``-D``/``--device``), else None.
 
-    Only ``arecord`` (the ALSA capture program) is read; other programs name no capture device.
+    Only ``arecord`` is read here, with its own option rules; arguments that do not parse name
+    "" (no configured device). Other programs' devices are checked by their own rules.
     """
-    if not command or PurePath(command[0]).name not in CAPTURE_PROGRAMS:
+    if not command or known_program(command[0]) != "arecord":
         return None
-    args = list(command[1:])
-    for index, arg in enumerate(args):
-        if arg in ("-D", "--device"):
-            return args[index + 1] if index + 1 < len(args) else ""
-        if arg.startswith("--device="):
-            return arg.partition("=")[2]
-        if arg.startswith("-D"):
-            return arg[2:]
-    return None
-
-
-def check_capture_device(command: Sequence[str], capture_devices: Sequence[str]) -> None:
-    """SourceError unless the capture device ``command`` names (if any) is a configured one."""
-    device = named_capture_device(command)
-    if device is None or device in capture_devices:
-        return
-    configured = ", ".join(capture_devices) if capture_devices else "none yet"
-    raise SourceError(
-        "command",
-        f"capture device {device!r} is not one of the capture devices in the hardware "
-        f"settings (configured: {configured}); an admin adds it there first",
-    )
+    try:
+        return arecord_device(command[1:])
+    except OptionError:
+        return ""
 
 
 def _boolean(value: Any, name: str) -> bool:
@@ -480,12 +506,19 @@ def audit_change(
     row_id: int,
     name: str,
     changed: list[str],
+    command: Sequence[str] | None = None,
 ) -> None:
-    """Record ``config.updated`` (target ``audio``) for a source change; field names only."""
-    ledger.record_or_refuse(
-        conn,
-        actor,
-        CONFIG_UPDATED,
-        target=AUDIT_TARGET,
-        details={"fields": sorted(changed), "change": change, "source_id": row_id, "name": name},
-    )
+    """Record ``config.updated`` (target ``audio``) for a source change; field names only.
+
+    A receiver's ``command`` (which holds no secret) is recorded in full when it is given: the
+    caller passes it when the command was set or changed.
+    """
+    details: dict[str, Any] = {
+        "fields": sorted(changed),
+        "change": change,
+        "source_id": row_id,
+        "name": name,
+    }
+    if command is not None:
+        details["command"] = list(command)
+    ledger.record_or_refuse(conn, actor, CONFIG_UPDATED, target=AUDIT_TARGET, details=details)

@@ -3,7 +3,10 @@
 Used by the alert poller, the zone downloader and the audio sources. What it guarantees:
 
 * separate connect and read timeouts, and a deadline on the whole transfer, so a server that
-  trickles one byte at a time cannot hold a caller;
+  trickles one byte at a time cannot hold a caller: when the deadline passes, a timer shuts the
+  request's socket down, which ends a wait anywhere (TLS handshake, status line, headers,
+  body). :func:`deadline` sets one deadline over several requests (a playlist fetch and the
+  entries it names); each request's own ``Limits.deadline`` can only shorten it;
 * a size limit, checked against ``Content-Length`` before the body and counted while reading
   (after decompression);
 * redirects followed one hop at a time, each hop shown first to the caller's ``on_redirect``
@@ -20,6 +23,9 @@ Proxy environment variables are not used: the station talks to the hosts it is c
 from __future__ import annotations
 
 import base64
+import math
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,6 +36,8 @@ from typing import IO, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import urllib3
+from urllib3 import connection as u3_connection
+from urllib3 import connectionpool as u3_pool
 from urllib3 import exceptions as u3
 
 from alertstation.version import __version__
@@ -125,6 +133,144 @@ def same_host(a: str, b: str) -> bool:
         return False
 
 
+class Deadline:
+    """A moment after which every connection watched by it is shut down.
+
+    Made by :func:`deadline`; never later than the deadline it is made within (``parent``).
+    """
+
+    def __init__(self, seconds: float, parent: Deadline | None = None) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        if parent is not None and parent.at <= self.at:
+            self.at, self.seconds = parent.at, parent.seconds
+        self._expired = threading.Event()
+        self._lock = threading.Lock()
+        self._watched: list[tuple[Any, int | None]] = []
+        self._timer: threading.Timer | None = None
+        left = self.at - time.monotonic()
+        if math.isfinite(left):
+            self._timer = threading.Timer(max(0.0, left), self.expire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    @property
+    def expired(self) -> bool:
+        """Tell whether the deadline has passed (and the watched connections were shut)."""
+        return self._expired.is_set()
+
+    def error(self, status: int | None = None) -> FetchError:
+        """Return the FetchError of a request this deadline ended."""
+        return FetchError(
+            f"took longer than the deadline of {self.seconds:g} s; abandoned", status=status
+        )
+
+    def watch(self, conn: Any, fd: int | None = None) -> None:
+        """Shut ``conn``'s socket (or the raw ``fd`` while TLS wraps it) down at the deadline."""
+        with self._lock:
+            if self.expired:
+                _shut(conn, fd)
+            else:
+                self._watched.append((conn, fd))
+
+    def expire(self) -> None:
+        """End now: shut every watched connection down (a blocked read then returns)."""
+        with self._lock:
+            self._expired.set()
+            for conn, fd in self._watched:
+                _shut(conn, fd)
+
+    def cancel(self) -> None:
+        """Forget the connections and stop the timer (the requests are over)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._watched.clear()
+
+
+def _shut(conn: Any, fd: int | None) -> None:
+    sock = getattr(conn, "sock", None)
+    try:
+        if sock is not None and sock.fileno() != -1:
+            sock.shutdown(socket.SHUT_RDWR)
+        elif fd is not None:
+            # TLS took the socket over (the raw object is detached): reach it by its descriptor.
+            raw = socket.socket(fileno=fd)
+            try:
+                raw.shutdown(socket.SHUT_RDWR)
+            finally:
+                raw.detach()
+    except OSError:
+        pass  # already closed
+
+
+_local = threading.local()
+
+
+def current_deadline() -> Deadline | None:
+    """Return the innermost deadline this thread's requests run under, if any."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[Deadline]:
+    """Run the requests of the ``with`` block (in this thread) under one deadline.
+
+    Nested deadlines only shorten: a request's ``Limits.deadline`` or an inner block ends no
+    later than the outer one.
+    """
+    current = Deadline(seconds, current_deadline())
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(current)
+    try:
+        yield current
+    finally:
+        stack.pop()
+        current.cancel()
+
+
+class _WatchedConnection:
+    """Mixed into urllib3's connections: each socket is watched by the caller's deadline."""
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()  # type: ignore[misc]
+        watching = current_deadline()
+        if watching is not None:
+            watching.watch(self, sock.fileno())
+        return sock
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        watching = current_deadline()
+        if watching is not None and getattr(self, "sock", None) is not None:
+            watching.watch(self)  # a kept-alive connection, reused
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPConnection(_WatchedConnection, u3_connection.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_WatchedConnection, u3_connection.HTTPSConnection):
+    pass
+
+
+class _HTTPPool(u3_pool.HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(u3_pool.HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+def _watched_pool() -> urllib3.PoolManager:
+    pool = urllib3.PoolManager(num_pools=16, maxsize=4)
+    pool.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+    return pool
+
+
 class OutboundClient:
     """Make requests through one shared, thread-safe urllib3 pool."""
 
@@ -132,7 +278,7 @@ class OutboundClient:
         self, user_agent: str = USER_AGENT, pool: urllib3.PoolManager | None = None
     ) -> None:
         self.user_agent = user_agent
-        self._pool = pool or urllib3.PoolManager(num_pools=16, maxsize=4)
+        self._pool = pool or _watched_pool()
 
     def close(self) -> None:
         """Close the pooled connections."""
@@ -160,25 +306,35 @@ class OutboundClient:
         sent = {"User-Agent": self.user_agent, **(headers or {})}
         if auth and "Authorization" not in sent:
             sent["Authorization"] = auth
-        response = self._follow(target, sent, limits, max_redirects, on_redirect)
-        try:
+        with deadline(limits.deadline) as ending:
+            response = self._follow(target, sent, limits, max_redirects, on_redirect, ending)
             status = int(response.status)
-            if not ok(status):
-                if 300 <= status < 400:
-                    raise FetchError(f"HTTP {status}: redirect refused", status=status)
-                reason = getattr(response, "reason", "") or ""
-                raise FetchError(
-                    f"HTTP {status} {reason}".strip(),
-                    status=status,
-                    retry_after=parse_retry_after(response.headers.get("Retry-After")),
-                )
-            yield response
-        except BaseException:
-            # Part of the answer may be unread: this connection must not serve another request.
-            response.close()
-            raise
-        finally:
-            response.release_conn()
+            try:
+                if not ok(status):
+                    if 300 <= status < 400:
+                        raise FetchError(f"HTTP {status}: redirect refused", status=status)
+                    reason = getattr(response, "reason", "") or ""
+                    raise FetchError(
+                        f"HTTP {status} {reason}".strip(),
+                        status=status,
+                        retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                    )
+                try:
+                    yield response
+                except u3.HTTPError as ex:  # a read in the caller's block failed
+                    raise (
+                        ending.error(status)
+                        if ending.expired
+                        else FetchError(describe_error(ex, limits), status=status)
+                    ) from None
+                if ending.expired:
+                    raise ending.error(status)  # what was read may be cut short
+            except BaseException:
+                # Part of the answer may be unread: this connection must not serve another.
+                response.close()
+                raise
+            finally:
+                response.release_conn()
 
     def get(
         self,
@@ -214,6 +370,7 @@ class OutboundClient:
         limits: Limits,
         max_redirects: int,
         on_redirect: Callable[[str, str], None] | None,
+        ending: Deadline,
     ) -> Any:
         current = url
         for hop in range(max_redirects + 1):
@@ -234,7 +391,12 @@ class OutboundClient:
                     enforce_content_length=False,  # copy_limited counts and names a short body
                 )
             except u3.HTTPError as ex:
-                raise FetchError(describe_error(ex, limits)) from None
+                raise (
+                    ending.error() if ending.expired else FetchError(describe_error(ex, limits))
+                ) from None
+            if ending.expired:
+                response.close()
+                raise ending.error(response.status)
             location = response.headers.get("Location")
             if not (response.status in (301, 302, 303, 307, 308) and location):
                 response.url = current
@@ -288,14 +450,20 @@ def copy_limited(
                 raise FetchError(_too_large(limits.max_bytes), status=response.status)
             if time.monotonic() - started > limits.deadline:
                 raise FetchError(
-                    f"transfer took longer than {limits.deadline:g} s; abandoned",
+                    f"took longer than the deadline of {limits.deadline:g} s; abandoned",
                     status=response.status,
                 )
             sink.write(chunk)
             if progress is not None:
                 progress(done, total)
     except u3.HTTPError as ex:
+        ending = current_deadline()
+        if ending is not None and ending.expired:
+            raise ending.error(response.status) from None
         raise FetchError(describe_error(ex, limits), status=response.status) from None
+    ending = current_deadline()
+    if ending is not None and ending.expired:
+        raise ending.error(response.status)  # the body was cut short
     if total is not None and not encoded and done != total:
         raise FetchError(
             f"download truncated: received {done} of {total} bytes", status=response.status

@@ -41,6 +41,11 @@ CERT_PARTS: Final[tuple[str, ...]] = ("certificate", "private_key")
 ALSA_PCM: Final[Path] = Path("/proc/asound/pcm")
 
 
+def _is_admin(req: falcon.Request) -> bool:
+    """Tell whether the caller has the admin role (admin-only fields need it)."""
+    return str(getattr(getattr(req.context, "user", None), "role", "")) == "admin"
+
+
 def audit_section(name: str) -> str:
     """Return the audit target of a settings section."""
     return f"settings.{name}"
@@ -145,6 +150,7 @@ class SettingsSection:
                 {k: v for k, v in body.items() if k not in extra},
                 updated_by=actor.username,
                 now=now,
+                is_admin=_is_admin(req),
             )
             changed += section_changed
             if policy is not None:

@@ -28,7 +28,7 @@ from sqlalchemy import Connection, select
 
 from alertstation.audit.window import APPLICATION_SECTION, DEFAULT_EXPORT_DAYS, EXPORT_DAYS_FIELD
 from alertstation.db.tables import operations_settings
-from alertstation.errors import Invalid
+from alertstation.errors import Forbidden, Invalid
 from alertstation.http.bodies import check_bool
 
 Check = Callable[[Any, str], Any]
@@ -124,11 +124,12 @@ def _secret(value: Any, name: str) -> str:
 
 @dataclass(frozen=True)
 class Field:
-    """One setting: its check, default and whether it is a secret."""
+    """One setting: its check, default, whether it is a secret and whether only an admin sets it."""
 
     check: Check
     default: Any
     secret: bool = False
+    admin_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,8 @@ HARDWARE = Section(
     {
         "relay_pins": Field(_pins, []),
         "relay_active_high": Field(check_bool, True),
-        "capture_devices": Field(_devices, []),
+        # A trust boundary: the ALSA devices a receiver's command may name.
+        "capture_devices": Field(_devices, [], admin_only=True),
     },
 )
 TTS = Section(
@@ -271,11 +273,14 @@ def save(
     updated_by: str | None,
     now: datetime,
     extra: tuple[str, ...] = (),
+    is_admin: bool = True,
 ) -> tuple[SectionValues, list[str]]:
     """Validate ``body`` and store it in the caller's write transaction.
 
-    ``extra`` names fields another layer handles (they are ignored here). Return the values now
-    stored and the names of the fields that changed.
+    ``extra`` names fields another layer handles (they are ignored here). A caller who is not an
+    admin (``is_admin`` false) may send an admin-only field only with its stored value; a change
+    is Forbidden naming the field. Return the values now stored and the names of the fields that
+    changed.
     """
     check_body(section, body, extra=extra)
     current = load(conn, section)
@@ -288,6 +293,9 @@ def save(
         values[name] = spec.check(body[name], name)
     section.validate(values)
     changed = sorted(name for name in section.fields if values[name] != current.values[name])
+    for name in changed:
+        if section.fields[name].admin_only and not is_admin:
+            raise Forbidden(f"{name}: only an admin may change this setting", field=name)
     data = json.dumps(values, sort_keys=True)
     row = {"data": data, "updated_by": updated_by, "updated_at": now}
     done = conn.execute(
