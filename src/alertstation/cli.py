@@ -221,10 +221,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _sweep_uploads(settings: Settings) -> None:
-    """Remove upload staging folders a killed process left behind."""
-    from alertstation.worker.upload_sweep import sweep_stale_uploads, upload_folders
+    """Remove upload, backup and restore staging a killed process left behind."""
+    from alertstation.worker.upload_sweep import leftover_folders, sweep_stale_uploads
 
-    sweep_stale_uploads(upload_folders(settings), time.time())
+    sweep_stale_uploads(leftover_folders(settings), time.time())
 
 
 def _ensure_zone_catalog(settings: Settings) -> None:

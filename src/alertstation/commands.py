@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import pending_revisions
+from alertstation.db.restore_plan import finish_pending_restore
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings, warn_skipped_variables
 
@@ -34,9 +35,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def load_settings() -> Settings:
-    """Read the settings from the environment and configure logging for a command."""
+    """Read the settings from the environment and configure logging for a command.
+
+    A restore that was killed while it switched over is finished (or dropped) first, and the
+    settings read again, so no command sees half a station.
+    """
     settings = Settings.from_env()
     configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
+    if finish_pending_restore(settings.data_dir, settings.database_url) is not None:
+        settings = Settings.from_env()
     warn_skipped_variables(settings)
     return settings
 

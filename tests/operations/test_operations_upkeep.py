@@ -9,6 +9,7 @@ import tarfile
 from sqlalchemy import select, text
 
 from alertstation.audit.tables import audit_logs
+from alertstation.auth.tables import users
 from alertstation.operations.upkeep import changelog_since_previous
 from tests.support import StationHarness as Station
 
@@ -32,6 +33,7 @@ def test_backup_page_warns_and_downloads_an_archive(station: Station) -> None:
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
     assert not any(n.startswith("keys/") for n in names)
     assert manifest["row_counts"]["users"] == 1 and manifest["includes_keys"] is False
+    assert manifest["includes_secrets"] is True and manifest["left_out"] == []
 
     keyed = boss.request("POST", "/admin/operations/backup", json={"include_keys": True})
     with tarfile.open(fileobj=io.BytesIO(keyed.content)) as tar:
@@ -44,8 +46,8 @@ def test_backup_page_warns_and_downloads_an_archive(station: Station) -> None:
             .order_by(audit_logs.c.id)
         ).all()
     assert [(r.username, json.loads(r.details)) for r in rows] == [
-        ("boss", {"include_keys": False}),
-        ("boss", {"include_keys": True}),
+        ("boss", {"include_keys": False, "include_secrets": True}),
+        ("boss", {"include_keys": True, "include_secrets": True}),
     ]
 
 
@@ -54,9 +56,22 @@ def test_only_an_admin_may_take_the_keys(station: Station) -> None:
     ops = station.sign_in("ops")
     page = ops.request("GET", "/admin/operations/backup", headers=HTML)
     assert page.status_code == 200 and 'name="include_keys"' not in page.text
+    assert "no password hashes, session tokens or stored secrets" in page.text
     refused = ops.request("POST", "/admin/operations/backup", json={"include_keys": True})
     assert refused.status_code == 403 and refused.json["error"]["code"] == "admin_only"
-    assert ops.request("POST", "/admin/operations/backup", json={}).status_code == 200
+    archive = ops.request("POST", "/admin/operations/backup", json={})
+    assert archive.status_code == 200
+    # An operator's backup leaves out password hashes, session tokens and stored secrets.
+    with station.engine.connect() as conn:
+        hashes = [row.password_hash for row in conn.execute(select(users.c.password_hash))]
+    with tarfile.open(fileobj=io.BytesIO(archive.content)) as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
+        members = b"".join(
+            tar.extractfile(m).read()  # type: ignore[union-attr]
+            for m in tar.getmembers()
+        )
+    assert manifest["includes_secrets"] is False and "password hashes" in manifest["left_out"]
+    assert hashes and not any(h.encode() in members for h in hashes)
 
 
 def test_viewer_may_not_back_up_or_optimize(station: Station) -> None:

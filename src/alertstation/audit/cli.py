@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from alertstation.commands import CommandError
@@ -14,13 +13,11 @@ EXIT_BROKEN = 1
 
 def _station_parts() -> tuple[Any, Any]:
     """Return (settings, engine) for a command, refusing a database that needs migrating."""
+    from alertstation.commands import load_settings
     from alertstation.db.engine import make_engine
     from alertstation.db.migrate import pending_revisions
-    from alertstation.logs import configure_logging
-    from alertstation.settings import Settings
 
-    settings = Settings.from_env()
-    configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
+    settings = load_settings()  # finishes a restore that was killed mid-switch first
     engine = make_engine(settings.database_url)
     pending = pending_revisions(engine)
     if pending:

@@ -38,7 +38,14 @@ def cmd_restore(args: argparse.Namespace) -> int:
     settings = load_settings()
     engine = open_engine(settings)
     try:
-        report = restore_archive(settings, engine, Path(args.archive), now=utcnow())
+        report = restore_archive(
+            settings,
+            engine,
+            Path(args.archive),
+            now=utcnow(),
+            force=args.force,
+            trust_archive=args.trust_archive,
+        )
     except BackupError as ex:
         raise CommandError(f"restore: {ex}") from ex
     finally:
@@ -53,8 +60,8 @@ def add_operations_commands(sub: argparse._SubParsersAction) -> None:  # type: i
     """Register ``backup`` and ``restore`` on the top-level sub-parsers."""
     description = (
         "Write one archive of the running station: a consistent database copy and the audit "
-        "checkpoint log (keys only with --include-keys). It holds password hashes; it is "
-        "written 0600."
+        "checkpoint log (keys only with --include-keys), with a MAC keyed with the station's "
+        "backup key. It holds password hashes and stored secrets; it is written 0600."
     )
     backup = sub.add_parser("backup", help="Back the station up", description=description)
     backup.add_argument("--out", required=True, metavar="FILE", help="the archive to write")
@@ -67,8 +74,19 @@ def add_operations_commands(sub: argparse._SubParsersAction) -> None:  # type: i
     restore = sub.add_parser(
         "restore",
         help="Restore a backup archive",
-        description="Replace the database with the archive's copy and restore its checkpoint "
-        "log (and keys, when it holds them). Stop the station first.",
+        description="Validate the archive in a staging folder (members, MAC, keys, database, "
+        "schema revision, row counts), then replace the database, checkpoint log and keys (when "
+        "it holds them) in one step. Stop the station first.",
     )
     restore.add_argument("archive", metavar="FILE", help="an archive written by `backup`")
+    restore.add_argument(
+        "--force",
+        action="store_true",
+        help="restore although the worker's heartbeat is fresh (only when it is known dead)",
+    )
+    restore.add_argument(
+        "--trust-archive",
+        action="store_true",
+        help="accept an archive whose MAC does not match this station's backup key",
+    )
     restore.set_defaults(func=cmd_restore)

@@ -16,9 +16,10 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import Forbidden, ServiceUnavailable
 from alertstation.http.bodies import check_bool, form_or_json
 from alertstation.http.errors import wants_html
-from alertstation.operations.backup import HASH_WARNING, BackupError, write_backup
+from alertstation.operations.backup import HASH_WARNING, REDACTED_NOTE, BackupError, write_backup
 from alertstation.operations.pages import NoStorePage
 from alertstation.operations.upkeep import database_size, optimize_database, upgrade_info
+from alertstation.worker.upload_sweep import DOWNLOAD_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class BackupPage(NoStorePage):
 
     def context(self, req: falcon.Request) -> dict[str, Any]:
         return {
-            "warning": HASH_WARNING,
+            "warning": HASH_WARNING if _is_admin(req) else REDACTED_NOTE,
             "is_admin": _is_admin(req),
             "backend": self._station.engine.dialect.name,
         }
@@ -53,14 +54,22 @@ class BackupPage(NoStorePage):
         include_keys = _include_keys(body.get("include_keys"))
         if include_keys and not _is_admin(req):
             raise Forbidden("only an admin may put the keys in a backup", code="admin_only")
+        # An operator's backup leaves out password hashes, session tokens and stored secrets.
+        include_secrets = _is_admin(req)
         station = self._station
         now = station.clock()
         name = f"alertstation-backup-{now:%Y%m%dT%H%M%SZ}.tar.gz"
-        with tempfile.TemporaryDirectory(prefix="alertstation-download-") as folder:
+        data_dir = station.settings.data_dir
+        with tempfile.TemporaryDirectory(prefix=DOWNLOAD_PREFIX, dir=data_dir) as folder:
             path = Path(folder) / name
             try:
                 report = write_backup(
-                    station.settings, station.engine, path, include_keys=include_keys, now=now
+                    station.settings,
+                    station.engine,
+                    path,
+                    include_keys=include_keys,
+                    include_secrets=include_secrets,
+                    now=now,
                 )
             except BackupError as ex:
                 raise ServiceUnavailable(str(ex), code="backup_failed") from ex
@@ -73,9 +82,12 @@ class BackupPage(NoStorePage):
                 actor,
                 BACKUP_DOWNLOADED,
                 target="operations.backup",
-                details={"include_keys": include_keys},
+                details={"include_keys": include_keys, "include_secrets": include_secrets},
             )
-        log.info("backup downloaded", extra={"user": actor.username, "keys": include_keys})
+        log.info(
+            "backup downloaded",
+            extra={"user": actor.username, "keys": include_keys, "secrets": include_secrets},
+        )
         resp.content_type = "application/gzip"
         resp.set_header("Content-Disposition", f'attachment; filename="{name}"')
         resp.set_header("Cache-Control", "no-store")
