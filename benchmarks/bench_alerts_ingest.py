@@ -2,7 +2,7 @@
 
 Two groups: ``alerts.ingest[<backend>]`` one message per call and per transaction on both sides
 (a poller fetching linked documents one by one); ``alerts.ingest_batch[<backend>]`` the batch
-path (``alerts.bulk.import_bodies``: ``alerts import``, a feed's entries, an upload) against bare
+path (``alerts.ingest.import_bodies``: ``alerts import``, a feed's entries, an upload) against bare
 multi-row inserts of the same rows, both in one transaction for the whole batch.
 
 ``alerts.ingest[<backend>]``: seeded CAP 1.2 messages (each with a P-VTEC string of its own
@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, delete, insert, select
 
-from alertstation.alerts.bulk import import_bodies, import_messages
 from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.ingest import import_bodies, import_messages
 from alertstation.alerts.matching import encode_geocode_lists
 from alertstation.alerts.model import Alert
 from alertstation.alerts.service import set_alert_settings

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from alertstation.alerts import bulk
+from alertstation.alerts.ingest import imports as bulk
 from alertstation.alerts.tables import cap_alerts
 from alertstation.cli import main
 from tests.support import clear_tables

@@ -3,8 +3,9 @@
 Random message sequences (duplicates, Updates and Cancels that name messages earlier or later in
 the batch, VTEC chains with every action, alerts in and out of the area, some already expired)
 are ingested twice on the same database, each time in a transaction that is rolled back: once
-through ``store.ingest_alert`` per message, once through ``bulk.ingest_batch``. Outcomes, states,
-every stored row and the forward queue must be the same.
+through ``ingest.ingest_alert`` (a batch of one) per message, once through
+``ingest.ingest_batch``. Outcomes, states, every stored row and the forward queue must be the
+same.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, func, select
 
-from alertstation.alerts.bulk import import_bodies, ingest_batch
+from alertstation.alerts.ingest import import_bodies, ingest_alert, ingest_batch
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.model import Alert, Reference
 from alertstation.alerts.service import ImportProblem, set_alert_settings
-from alertstation.alerts.store import IngestResult, Matchers, ingest_alert
+from alertstation.alerts.store import IngestResult, Matchers
 from alertstation.alerts.tables import (
     cap_alert_geocodes,
     cap_alert_refs,

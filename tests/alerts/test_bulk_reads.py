@@ -3,9 +3,9 @@
 A chunk of the batch path reads the settings in the same statement as its first reads and keeps
 the matchers built from them while the stored settings stay the same. A small batch reads with a
 statement of fixed shape, a bigger one with its key lists expanded into the statement, one with
-more keys than one read takes (``bulk._IN_CHUNK``) in several statements; on SQLite a bigger one
-binds each key list as one JSON text instead (``bulk._JSON_KEYS``). All must give what the plain
-reads give.
+more keys than one read takes (``ingest.batch.IN_CHUNK``) in several statements; on SQLite a
+bigger one binds each key list as one JSON text instead (``ingest.batch._JSON_KEYS``). All must
+give what the plain reads give.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from lxml import etree
 from sqlalchemy import Engine, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from alertstation.alerts import bulk
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import batch as bulk
+from alertstation.alerts.ingest import import_messages, rows
 from alertstation.alerts.parsing import AlertParseError, split_documents
 from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import cap_alert_geocodes
@@ -81,7 +81,7 @@ def test_two_databases_keep_their_own_settings(
 @pytest.mark.parametrize(
     "patches",
     [
-        {"_IN_CHUNK": 1, "_JSON_KEYS": ()},
+        {"IN_CHUNK": 1, "_JSON_KEYS": ()},
         {"_FIXED_KEYS": 0, "_JSON_KEYS": ()},
         {"_FIXED_KEYS": 0},
     ],
@@ -100,7 +100,7 @@ def test_two_databases_keep_their_own_settings(
 def test_other_read_paths_store_what_one_message_at_a_time_stores(
     engine: Engine, patches: dict[str, Any], before: list[dict], batch: list[dict], explicit: bool
 ) -> None:
-    """Big batches read with separate statements (``_IN_CHUNK``), with lists expanded into one
+    """Big batches read with separate statements (``IN_CHUNK``), with lists expanded into one
     statement (``_FIXED_KEYS``) or, on SQLite, with each list bound as one JSON text
     (``_JSON_KEYS``); small ones with one of fixed shape. All store the same."""
     stored_before = [build(spec) for spec in before]
@@ -136,7 +136,7 @@ def test_an_error_in_the_pipelined_writes_is_sqlalchemys_and_stores_nothing(
     is still an IntegrityError from SQLAlchemy, and the transaction stores nothing."""
     clear_tables(engine)
     with pytest.raises(IntegrityError), begin_write(engine) as conn:
-        with bulk._pipeline(conn):
+        with rows.pipeline(conn):
             conn.execute(insert(cap_alert_geocodes), [{"alert_id": 1, "code_id": 1}] * 2)
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(cap_alert_geocodes)).scalar() == 0

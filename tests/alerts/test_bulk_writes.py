@@ -1,10 +1,10 @@
 """The batch path's driver-level inserts store the values SQLAlchemy's inserts store.
 
-``bulk._RowInsert`` binds rows itself (each column's own bind processor, once per distinct
+``ingest.rows._RowInsert`` binds rows itself (each column's own bind processor, once per distinct
 value) and inserts them through the driver. Read back through the driver, with no type
 conversion on the way out, every column of every row it writes must equal what ingesting the
-same messages one at a time (``store.ingest_alert``, plain SQLAlchemy inserts) writes, and what
-the batch path writes with its SQLAlchemy fallback.
+same messages one at a time (``ingest.ingest_alert``) writes, and what the batch path writes
+with its SQLAlchemy fallback.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from unittest import mock
 import pytest
 from sqlalchemy import Connection, Engine
 
-from alertstation.alerts import bulk
-from alertstation.alerts.bulk import ingest_batch
+from alertstation.alerts.ingest import batch as bulk
+from alertstation.alerts.ingest import ingest_alert, ingest_batch, rows
 from alertstation.alerts.model import Alert, Reference, SignatureCheck
-from alertstation.alerts.store import ingest_alert
 from alertstation.alerts.vtec import parse_vtec_strings
 from tests.alerts.test_bulk import MATCHERS, NOW, SENDER, T0
 
@@ -98,12 +97,12 @@ def test_driver_inserts_store_what_sqlalchemy_inserts_store(engine: Engine, expl
     assert len(one_by_one["cap_alerts"]) == (4 if explicit else 3)
     assert one_by_one["cap_alert_refs"] and one_by_one["eas_forward_queue"]
     assert stored(engine, batch=True, explicit=explicit) == one_by_one
-    with mock.patch.object(bulk, "_native_writes", return_value=False):
+    with mock.patch.object(bulk, "native_writes", return_value=False):
         assert stored(engine, batch=True, explicit=explicit) == one_by_one
 
 
 def test_a_batch_larger_than_one_insert_gets_every_id_right(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bulk, "_ROWS_PER_INSERT", 3)  # four new alerts: two statements
+    monkeypatch.setattr(rows, "_ROWS_PER_INSERT", 3)  # four new alerts: two statements
     assert stored(engine, batch=True, explicit=True) == stored(engine, batch=False, explicit=True)

@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import Connection, func, select
 
+from alertstation.alerts.ingest import ingest_alert
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.model import Alert, Reference
 from alertstation.alerts.service import forward_queue, list_alerts
-from alertstation.alerts.store import IngestResult, Matchers, expire_due, ingest_alert
+from alertstation.alerts.store import IngestResult, Matchers, expire_due
 from alertstation.alerts.tables import cap_alert_vtec, cap_alerts
 from alertstation.alerts.vtec import parse_vtec_strings
 from alertstation.db import read_generation

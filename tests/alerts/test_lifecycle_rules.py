@@ -1,11 +1,12 @@
-"""The pure lifecycle rules: chain verdicts, merging, deciding, the forward guard."""
+"""The pure lifecycle rules: deciding a message, the forward guard (per-code rules:
+test_lifecycle_codes.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 from alertstation.alerts import lifecycle
-from alertstation.alerts.lifecycle import ChainRow, Verdict
+from alertstation.alerts.lifecycle import Verdict
 from alertstation.alerts.model import Alert
 from alertstation.alerts.vtec import parse_vtec_strings
 
@@ -14,35 +15,6 @@ T0 = datetime(2026, 5, 14, 22, 0, tzinfo=UTC)
 
 def at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
-
-
-def test_latest_live_member_is_the_head() -> None:
-    rows = [ChainRow(2, at(10), "CON"), ChainRow(1, at(0), "NEW"), ChainRow(3, at(20), "EXT")]
-    verdicts = lifecycle.chain_verdicts(rows)
-    assert verdicts == {
-        1: Verdict("superseded"),
-        2: Verdict("superseded"),
-        3: Verdict("active"),
-    }
-    assert not lifecycle.chain_is_terminal(rows)
-
-
-def test_each_ending_action_acts_on_the_head() -> None:
-    for action, state in (("CAN", "cancelled"), ("EXP", "expired"), ("UPG", "superseded")):
-        rows = [ChainRow(1, at(0), "NEW"), ChainRow(2, at(30), action)]
-        verdicts = lifecycle.chain_verdicts(rows)
-        cancelled_at = at(30) if action == "CAN" else None
-        assert verdicts[1] == verdicts[2] == Verdict(state, cancelled_at)
-        assert lifecycle.chain_is_terminal(rows)
-
-
-def test_active_in_any_chain_wins_then_cancelled_expired_superseded() -> None:
-    assert lifecycle.combine_roles([]) is None
-    assert lifecycle.combine_roles([Verdict("superseded"), Verdict("active")]) == Verdict("active")
-    merged = lifecycle.combine_roles(
-        [Verdict("superseded"), Verdict("cancelled", at(5)), Verdict("expired")]
-    )
-    assert merged == Verdict("cancelled", at(5))
 
 
 def decide(**kwargs: object) -> Verdict:

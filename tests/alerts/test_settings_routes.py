@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import select
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.service import AlertSettings, get_alert_settings
 from alertstation.alerts.tables import cap_alerts
 from alertstation.audit.tables import audit_logs

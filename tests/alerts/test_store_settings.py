@@ -9,7 +9,10 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import Connection, Engine, select
 
+from alertstation.alerts.airing_guard import refusal
+from alertstation.alerts.codes import remaining_codes
 from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.ingest import ingest_alert
 from alertstation.alerts.matching import GeocodeMatcher, encode_code
 from alertstation.alerts.model import Alert
 from alertstation.alerts.service import (
@@ -19,7 +22,7 @@ from alertstation.alerts.service import (
     rematch_store,
     set_alert_settings,
 )
-from alertstation.alerts.store import Matchers, ingest_alert
+from alertstation.alerts.store import Matchers
 from alertstation.alerts.tables import cap_alert_geocodes, cap_alerts
 from alertstation.db import read_generation
 from alertstation.db.engine import begin_write
@@ -104,12 +107,17 @@ def test_sample_chain_new_con_can(conn: Connection) -> None:
     can = ingest_alert(conn, sample("cap12_svr_can.xml"), matchers, now=NOW)
     assert (can.state, can.queued) == ("cancelled", False)
     rows = {r.id: r for r in conn.execute(select(cap_alerts)).all()}
-    assert rows[new.alert_id].state == "superseded"
+    # The CON and the CAN name OKC109 only: the NEW stays active for OKC017, which is outside
+    # the broadcast area, so the NEW has left the area and its forward waits only to be dropped.
+    assert (rows[new.alert_id].state, rows[new.alert_id].in_area) == ("active", False)
+    assert remaining_codes(conn, new.alert_id) == ["040017", "OKC017"]
     cancelled = rows[con.alert_id]
     assert cancelled.state == "cancelled"
     assert cancelled.cancelled_at == sample("cap12_svr_can.xml").sent
     assert cancelled.expires == sample("cap12_svr_con.xml").expires
-    assert [(q.alert_id, q.state) for q in forward_queue(conn)] == [(new.alert_id, "skipped")]
+    assert [(q.alert_id, q.state) for q in forward_queue(conn)] == [(new.alert_id, "pending")]
+    reason = refusal(conn, new.alert_id, NOW, max_age_minutes=60, forward_events=["SVR"], now=NOW)
+    assert reason.startswith("none of the broadcast area's codes remain in force")
 
 
 def test_expiry_job_runs_every_minute_and_bumps_only_on_change(engine: Engine) -> None:

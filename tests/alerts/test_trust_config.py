@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy import Engine, select
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.poll.poller import Poller, poll_job, wait_for_poll_job
 from alertstation.alerts.poll.sources import create_source, read_config
 from alertstation.alerts.service import ImportProblem, set_alert_settings

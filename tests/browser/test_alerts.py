@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.tables import cap_alerts
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 

@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 
 from sqlalchemy import Engine, select
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.service import ImportProblem, set_alert_settings
 from alertstation.alerts.store import IngestResult
 from alertstation.alerts.tables import cap_alerts, eas_forward_queue

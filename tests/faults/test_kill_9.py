@@ -170,7 +170,7 @@ def test_kill_9_during_alerts_import_keeps_whole_alerts_only(tmp_path: Path) -> 
     kill_9(importer)
     partial = stored()
     assert 0 < partial < total, "the import finished before the kill: make the feed larger"
-    # Alerts are stored a chunk at a time, one transaction per chunk (alerts.bulk): every
+    # Alerts are stored a chunk at a time, one transaction per chunk (alerts.ingest): every
     # stored alert has its area rows, and none is stored twice.
     assert query(
         tmp_path,

@@ -73,7 +73,7 @@ def test_overlapping_batches_on_threads_resume_only_when_the_last_ends() -> None
 
 
 def test_batch_import_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from alertstation.alerts import bulk
+    from alertstation.alerts.ingest import imports as bulk
 
     states: list[bool] = []
     real = bulk.parse_body

@@ -12,7 +12,8 @@ and adds what only time can tell:
   event. A NEW superseded by a CON (or an alert superseded by a CAP Update) whose event is
   still live does air: the public has not heard it yet;
 * every VTEC chain through which it was forwarded (its NEW, EXA or EXB) is terminal: a CAN,
-  EXP or UPG ended it.
+  EXP or UPG ended it;
+* codes of the alert ended (a partial cancel) and none of the broadcast area's remain.
 
 Nothing here writes.
 """
@@ -24,11 +25,11 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import Connection, and_, or_, select
+from sqlalchemy import Connection, and_, func, or_, select
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.codes import remaining_codes
 from alertstation.alerts.dispatch import parse_any
-from alertstation.alerts.matching import decode_id
 from alertstation.alerts.model import Alert
 from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.tables import (
@@ -72,6 +73,9 @@ def refusal(
     dead = _not_live(conn, alert, vtec_rows, now)
     if dead:
         return dead
+    ended = _ended_codes(conn, alert.id)
+    if ended and not alert.in_area:
+        return f"none of the broadcast area's codes remain in force ({ended} ended)"
     model = Alert(
         identifier=alert.identifier,
         sender=alert.sender,
@@ -181,12 +185,23 @@ def _update_live(conn: Connection, alert: Any, now: datetime, depth: int, seen: 
 
 
 def alert_codes(conn: Connection, alert_id: int) -> list[str]:
-    """Return an alert's stored SAME and UGC codes, normalised, in id order."""
+    """Return an alert's codes still in force, normalised, SAME then UGC in document order.
+
+    A forward's header is rendered from them at claim time and again just before airing, so
+    codes that ended meanwhile (a partial cancel) are left out.
+    """
+    return remaining_codes(conn, alert_id)
+
+
+def _ended_codes(conn: Connection, alert_id: int) -> int:
+    """Return how many of an alert's codes have ended."""
     g = cap_alert_geocodes.c
-    ids = conn.execute(
-        select(g.code_id).where(g.alert_id == alert_id).order_by(g.code_id)
-    ).scalars()
-    return [decode_id(code_id) for code_id in ids]
+    found = conn.execute(
+        select(func.count())
+        .select_from(cap_alert_geocodes)
+        .where(g.alert_id == alert_id, g.state != lifecycle.ACTIVE)
+    ).scalar_one()
+    return int(found)
 
 
 def description_of(raw: str, identifier: str) -> str:

@@ -28,12 +28,12 @@ def cmd_alerts_import(args: argparse.Namespace) -> int:
     """Import CAP XML or JSON feed files, folders of them, or archives of them.
 
     Prints one line per alert with its state. Every input is listed first (``import_inputs``)
-    and read in turn. Alerts are stored in chunks (``alerts.bulk``), one transaction per chunk.
+    and read in turn. Alerts are stored in chunks (``alerts.ingest``), one transaction per chunk.
     A progress bar and a final summary go to stderr: the bar when stderr is a terminal or with
     --progress.
     """
-    from alertstation.alerts.bulk import ChunkedImport, parse_body
     from alertstation.alerts.import_inputs import InputError, TooLarge, collect
+    from alertstation.alerts.ingest import ChunkedImport, parse_body
     from alertstation.alerts.service import ImportProblem
     from alertstation.alerts.trust import trust_for
 
@@ -179,7 +179,7 @@ def cmd_alerts_list(args: argparse.Namespace) -> int:
         area = "in-area" if row.in_area else ("stored-area" if row.stored_area else "out-of-area")
         print(
             f"{row.identifier} {row.state} {row.event_code or '-'} {area} "
-            f"sent={row.sent.isoformat()} expires={expires} {row.event}"
+            f"sent={row.sent.isoformat()} expires={expires} {row.event or '-'}"
         )
     if not rows:
         print("no alerts" if args.all else "no active alerts")

@@ -18,8 +18,10 @@ from sqlalchemy import Connection, Row, delete, exists, func, or_, select, updat
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.broadcast import BroadcastState
-from alertstation.alerts.matching import decode_id, encode_code
-from alertstation.alerts.store import GENERATION, expire_due, recompute_states
+from alertstation.alerts.codes import AlertCodes, alert_codes_of, end_codes
+from alertstation.alerts.ingest.replay import replay
+from alertstation.alerts.matching import encode_code
+from alertstation.alerts.store import GENERATION, expire_due
 from alertstation.alerts.tables import (
     cap_alert_geocodes,
     cap_alert_refs,
@@ -138,17 +140,8 @@ def search_alerts(conn: Connection, wanted: AlertFilter, now: datetime) -> tuple
 
 
 def codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
-    """Return the SAME and UGC codes of each alert, SAME first, each group sorted."""
-    found: dict[int, list[str]] = {alert_id: [] for alert_id in ids}
-    if not ids:
-        return found
-    g = cap_alert_geocodes.c
-    rows = conn.execute(
-        select(g.alert_id, g.code_id).where(g.alert_id.in_(ids)).order_by(g.code_id)
-    )
-    for row in rows:
-        found[row.alert_id].append(decode_id(row.code_id))
-    return found
+    """Return the SAME and UGC codes of each alert, SAME first, each in document order."""
+    return {alert_id: found.codes for alert_id, found in alert_codes_of(conn, ids).items()}
 
 
 def vtec_of(conn: Connection, alert_id: int) -> list[str]:
@@ -178,8 +171,13 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
-    """Return an alert row as the JSON the API answers."""
+def alert_as_dict(row: Row, codes: list[str] | AlertCodes) -> dict[str, Any]:
+    """Return an alert row as the JSON the API answers.
+
+    ``remaining_codes`` are the codes still in force (``alerts.codes``); given a plain list,
+    every code is taken as still in force.
+    """
+    found = codes if isinstance(codes, AlertCodes) else AlertCodes(list(codes), list(codes))
     return {
         "id": row.id,
         "identifier": row.identifier,
@@ -192,7 +190,8 @@ def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
         "state": row.state,
         "expires": _iso(row.expires),
         "cancelled_at": _iso(row.cancelled_at),
-        "codes": codes,
+        "codes": found.codes,
+        "remaining_codes": found.remaining,
         "in_area": bool(row.in_area),
         "signature_status": row.signature_status,
         "signature_reason": row.signature_reason,
@@ -209,7 +208,7 @@ class AlertsApi:
         wanted = read_filter(req)
         with self._station.engine.connect() as conn:
             total, rows = search_alerts(conn, wanted, self._station.clock())
-            codes = codes_of(conn, [row.id for row in rows])
+            codes = alert_codes_of(conn, [row.id for row in rows])
         resp.media = {
             "total": total,
             "limit": wanted.limit,
@@ -335,7 +334,7 @@ class AlertAdmin:
                     .values(expires=changes["expires"], updated_at=now)
                 )
                 if "state" not in changes:
-                    recompute_states(conn, [alert_id], now=now)
+                    replay(conn, [alert_id], now=now)
             if "state" in changes:
                 cancelled_at = now if changes["state"] == lifecycle.CANCELLED else None
                 conn.execute(
@@ -344,6 +343,8 @@ class AlertAdmin:
                     .values(state=changes["state"], cancelled_at=cancelled_at, updated_at=now)
                 )
                 fields = sorted({*fields, "cancelled_at"} if cancelled_at else fields)
+                if changes["state"] != lifecycle.ACTIVE:
+                    end_codes(conn, [alert_id], changes["state"], now)
                 conn.execute(
                     update(eas_forward_queue)
                     .where(
@@ -364,7 +365,7 @@ class AlertAdmin:
                 target=f"alert:{alert_id}",
                 details=details,
             )
-            codes = codes_of(conn, [alert_id])[alert_id]
+            codes = alert_codes_of(conn, [alert_id])[alert_id]
         self._broadcast.clear()
         resp.media = alert_as_dict(row, codes)
 

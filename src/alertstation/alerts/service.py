@@ -187,6 +187,9 @@ def rematch_store(
 ) -> int:
     """Re-match every stored alert from its geocode ids; update changed flags, return count.
 
+    The broadcast area is matched by the codes still in force (all of them once none is); the
+    storage area by every code the alert had.
+
     ``match_code`` is set from the broadcast-area codes; the stored ``match_geometry`` (kept by
     ``alerts.boundary.service.recalculate_intersections``) counts toward ``in_area`` only with
     ``match_polygons``. ``stored_area`` is set for alerts in the storage or the broadcast area
@@ -199,17 +202,23 @@ def rematch_store(
     ).all()
     if not alerts:
         return 0
+    g = cap_alert_geocodes.c
     codes = conn.execute(
-        select(cap_alert_geocodes.c.alert_id, cap_alert_geocodes.c.code_id).order_by(
-            cap_alert_geocodes.c.alert_id, cap_alert_geocodes.c.code_id
-        )
+        select(g.alert_id, g.code_id, g.state == lifecycle.ACTIVE).order_by(g.alert_id, g.code_id)
     ).all()
     ids = np.fromiter((row.id for row in alerts), dtype=np.int64, count=len(alerts))
-    owners = np.fromiter((row.alert_id for row in codes), dtype=np.int64, count=len(codes))
-    flat = np.fromiter((row.code_id for row in codes), dtype=np.int32, count=len(codes))
-    offsets = np.append(np.searchsorted(owners, ids, side="left"), len(codes)).astype(np.int64)
+    owners = np.fromiter((row[0] for row in codes), dtype=np.int64, count=len(codes))
+    flat = np.fromiter((row[1] for row in codes), dtype=np.int32, count=len(codes))
+    live = np.fromiter((bool(row[2]) for row in codes), dtype=np.bool_, count=len(codes))
+    # An alert is matched by its codes still in force; one whose codes all ended, by all of them.
+    has_live = np.zeros(len(alerts), dtype=np.bool_)
+    has_live[np.searchsorted(ids, owners[live])] = True
+    keep = live | ~has_live[np.searchsorted(ids, owners)]
+    offsets = np.append(np.searchsorted(owners, ids, side="left"), len(owners)).astype(np.int64)
+    in_storage = matcher_storage.match_encoded(flat, offsets)  # storage: every code it had
+    owners, flat = owners[keep], flat[keep]
+    offsets = np.append(np.searchsorted(owners, ids, side="left"), len(owners)).astype(np.int64)
     by_code = matcher_area.match_encoded(flat, offsets)
-    in_storage = matcher_storage.match_encoded(flat, offsets)
     changes = []
     for row, code_hit, storage_hit in zip(alerts, by_code, in_storage, strict=True):
         match = combine(

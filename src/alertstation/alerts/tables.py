@@ -4,7 +4,7 @@
 as integer ids (``alertstation.alerts.matching.encode_code``) so the whole store can be
 re-matched against new settings without reading a string. ``cap_alert_refs`` keeps what each
 message references (even when the referenced message has not arrived yet) and
-``cap_alert_vtec`` the VTEC event keys that tie a message into its chain.
+``cap_alert_vtec`` the VTEC event keys that tie a message into its events.
 """
 
 from sqlalchemy import (
@@ -35,13 +35,14 @@ cap_alerts = Table(
     Column("source", String(16), nullable=False),
     Column("status", String(16), nullable=False),
     Column("msg_type", String(16), nullable=False),
-    Column("event", Text, nullable=False),
-    Column("event_code", Text, nullable=False),
-    Column("severity", Text, nullable=False),
-    Column("urgency", Text, nullable=False),
-    Column("certainty", Text, nullable=False),
-    Column("headline", Text, nullable=False),
-    Column("area_desc", Text, nullable=False),
+    # The text of the primary info block; null when the message has none (a Cancel may not).
+    Column("event", Text, nullable=True),
+    Column("event_code", Text, nullable=True),
+    Column("severity", Text, nullable=True),
+    Column("urgency", Text, nullable=True),
+    Column("certainty", Text, nullable=True),
+    Column("headline", Text, nullable=True),
+    Column("area_desc", Text, nullable=True),
     Column("effective", UTCDateTime, nullable=True),
     Column("onset", UTCDateTime, nullable=True),
     Column("expires", UTCDateTime, nullable=True),
@@ -66,12 +67,19 @@ cap_alerts = Table(
 )
 Index("ix_cap_alerts_state", cap_alerts.c.state)
 
-# One row per distinct valid geocode id of an alert (SAME and UGC together).
+# One row per distinct valid geocode id of an alert (SAME and UGC together), with its place in
+# the document (SAME codes first, then UGC, each in document order) and whether it is still in
+# force: ``state`` active, or how it ended (superseded | cancelled | expired), when and by
+# which message (docs/alerts-lifecycle.md, "Per-code state").
 cap_alert_geocodes = Table(
     "cap_alert_geocodes",
     metadata,
     Column("alert_id", Integer, ForeignKey("cap_alerts.id", ondelete="CASCADE"), nullable=False),
     Column("code_id", Integer, nullable=False),
+    Column("position", SmallInteger, nullable=False, server_default="0"),
+    Column("state", String(16), nullable=False, server_default="active"),
+    Column("ended_at", UTCDateTime, nullable=True),
+    Column("ended_by", Integer, nullable=True),
     PrimaryKeyConstraint("alert_id", "code_id"),
 )
 

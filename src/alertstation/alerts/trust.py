@@ -9,7 +9,7 @@ every ingest path passes to ``import_messages(..., trust=...)``:
 * the ``TrustAnchors`` of the bundle when it reads;
 * a :class:`TrustUnavailable` when it is set but the file cannot be read or holds no
   certificate: the error is logged once per change of the file, and a signed message is
-  recorded ``failed`` with a reason naming the bundle (see ``bulk.import_messages``).
+  recorded ``failed`` with a reason naming the bundle (see ``ingest.import_messages``).
 
 The file is stat-ed on each call (cheap) and parsed again only when its modification time,
 size or inode changed, so replacing the bundle (atomically or in place) takes effect at the

@@ -10,10 +10,10 @@ import falcon
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.boundary.detail import alert_detail
+from alertstation.alerts.codes import alert_codes_of
 from alertstation.alerts.resources import (
     STATUSES,
     AlertFilter,
-    codes_of,
     get_alert,
     read_filter,
     search_alerts,
@@ -58,9 +58,13 @@ def signature_badge(row: Any) -> tuple[str, str]:
 def _rows(station: Station, wanted: AlertFilter, now: datetime) -> tuple[int, list[dict[str, Any]]]:
     with station.engine.connect() as conn:
         total, rows = search_alerts(conn, wanted, now)
-        codes = codes_of(conn, [row.id for row in rows])
+        codes = alert_codes_of(conn, [row.id for row in rows])
     items = [
-        {"row": row, "codes": codes[row.id], "badges": badges(row, now)} for row in rows
+        {
+            "row": row, "codes": codes[row.id].codes,
+            "remaining_codes": codes[row.id].remaining, "badges": badges(row, now),
+        }
+        for row in rows
     ]  # fmt: skip
     return total, items
 
@@ -120,7 +124,8 @@ class AlertDetailPage:
         station = self._station
         with station.engine.connect() as conn:
             row = get_alert(conn, alert_id)
-            codes = codes_of(conn, [alert_id])[alert_id]
+            found = alert_codes_of(conn, [alert_id])[alert_id]
+            codes = found.codes
             vtec = vtec_of(conn, alert_id)
             detail = alert_detail(conn, row)
         named = [(code, self._name(code)) for code in codes]
@@ -130,6 +135,8 @@ class AlertDetailPage:
             "alerts_detail.html",
             alert=row,
             codes=named,
+            remaining_codes=found.remaining,
+            ended_codes=found.ended,
             vtec=vtec,
             detail=detail,
             badges=badges(row, station.clock()),

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 
 from alertstation.alerts.boundary.geometry import parse_boundary
 from alertstation.alerts.boundary.store import save_boundary
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.tables import cap_alerts
 from alertstation.db.engine import begin_write
 from tests.support import StationHarness

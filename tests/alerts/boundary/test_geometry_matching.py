@@ -21,7 +21,7 @@ from alertstation.alerts.boundary.service import (
     remove_boundary,
     replace_boundary,
 )
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.service import get_alert_settings, set_alert_settings
 from alertstation.alerts.tables import cap_alerts, eas_forward_queue
 from alertstation.db.engine import begin_write

@@ -36,7 +36,7 @@ from urllib.parse import urljoin, urlsplit
 
 from sqlalchemy import Engine, Row, delete, insert, or_, select, update
 
-from alertstation.alerts.bulk import import_bodies, import_messages
+from alertstation.alerts.ingest import import_bodies, import_messages
 from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_MESSAGE_BYTES, AlertParseError
 from alertstation.alerts.poll.atom import AtomEntry, atom_entries
 from alertstation.alerts.poll.fetch import Fetched, FetchError, HttpClient, Limits, user_agent_for

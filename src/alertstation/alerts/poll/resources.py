@@ -17,8 +17,8 @@ from typing import Any
 import falcon
 
 from alertstation.alerts.broadcast import BroadcastState
-from alertstation.alerts.bulk import import_messages
 from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.model import ParseProblem
 from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.poll.poller import poller_for

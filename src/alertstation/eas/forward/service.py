@@ -16,6 +16,7 @@ audit row is logged and never holds up the air.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -334,13 +335,26 @@ def _air(station: Station, claim: _Claim) -> ForwardOutcome:
             _set_state(conn, claim.queue_id, SKIPPED, reason)
             _record(conn, claim.queue_id, voice=spoken, error=f"not aired: {reason}")
             return _claim_outcome(claim, SKIPPED, reason)
+        # Codes of the alert may have ended since the claim: air the codes still in force.
+        codes = area_locations(alert_codes(conn, entry.alert_id), alert_settings.zone_codes).codes
+    if codes and tuple(codes) != claim.header.locations:
+        claim = dataclasses.replace(
+            claim, header=dataclasses.replace(claim.header, locations=tuple(codes))
+        )
+        try:
+            message, spoken = _render(claim)
+        except Exception as ex:
+            return _fail(station, claim, f"rendering failed: {ex}", "none")
     try:
         row = onair.air_message(station, message, aired_by=ACTOR_NAME, origin="forward")
     except Exception as ex:  # record what broke; the entry is never retried on its own
         return _fail(station, claim, f"airing failed: {getattr(ex, 'message', None) or ex}", spoken)
     message_id = int(row["id"])
     with begin_write(station.engine) as conn:
-        _record(conn, claim.queue_id, voice=spoken, message_id=message_id, aired_at=station.clock())
+        _record(
+            conn, claim.queue_id, voice=spoken, message_id=message_id,
+            aired_at=station.clock(), header=message.header,
+        )  # fmt: skip
     archive.audit_broadcast(
         station,
         Actor.system(ACTOR_NAME),

@@ -1,0 +1,224 @@
+"""The reads of the batch ingest path, built once (the batch runs them for every chunk).
+
+The first three reads (alerts by key, referrers of the batch's identifiers, members of the
+batch's VTEC events) go as one ``UNION ALL`` statement; each row says by ``kind`` which read it
+answers. On SQLite the key lists are bound as JSON text; small batches use a statement of fixed
+shape (``fixed_reads``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from sqlalchemy import (
+    Text,
+    bindparam,
+    cast,
+    exists,
+    literal,
+    literal_column,
+    not_,
+    null,
+    select,
+    text,
+    tuple_,
+    union_all,
+)
+
+from alertstation.alerts.boundary.tables import BOUNDARY_ROW, station_boundary
+from alertstation.alerts.store import ChainKey
+from alertstation.alerts.tables import (
+    alert_settings,
+    cap_alert_geocodes,
+    cap_alert_refs,
+    cap_alert_vtec,
+    cap_alerts,
+)
+
+Key = tuple[str, str]
+#: Most keys in one ``IN`` list (keeps SQLite's bound-parameter count low).
+IN_CHUNK = 400
+
+_V = cap_alert_vtec.c
+_KEY_COLUMNS = (_V.office, _V.phenomenon, _V.significance, _V.etn, _V.year)
+_A, _R = cap_alerts.c, cap_alert_refs.c
+_IN = bindparam("keys", expanding=True)
+_VX = cap_alert_vtec.alias("vx")
+# Whether a referrer's references decide anything: only a message without VTEC (or with ROU
+# only) supersedes or cancels what it references.
+_DECIDES = not_(exists().where(_VX.c.alert_id == _R.alert_id, _VX.c.action != "ROU"))
+# The reads, built once (the batch path runs them for every chunk, often of one message).
+_BY_KEY = select(_A.id, _A.sender, _A.identifier, _A.state, _A.in_area).where(
+    tuple_(_A.sender, _A.identifier).in_(_IN)
+)
+_REFERRERS = (
+    select(
+        _R.alert_id,
+        _R.ref_sender,
+        _R.ref_identifier,
+        _A.msg_type,
+        _A.sent,
+        _DECIDES.label("decides"),
+    )  # fmt: skip
+    .join(cap_alerts, _A.id == _R.alert_id)
+    .where(_R.ref_identifier.in_(_IN))
+)
+_CHAINS = (
+    select(_V.alert_id, _A.identifier, _A.sent, _V.action, _A.state, *_KEY_COLUMNS)
+    .join(cap_alerts, _A.id == _V.alert_id)
+    .where(tuple_(*_KEY_COLUMNS).in_(_IN))
+)
+_FACTS = select(
+    _A.id, _A.sender, _A.identifier, _A.sent, _A.msg_type, _A.expires, _A.state,
+    _A.cancelled_at, _A.in_area, _A.match_code, _A.match_geometry, _A.stored_area,
+).where(_A.id.in_(_IN))  # fmt: skip
+_G = cap_alert_geocodes.c
+# The stored codes of alerts, in document order, with each code's state.
+_CODES = (
+    select(_G.alert_id, _G.code_id, _G.state, _G.ended_at, _G.ended_by)
+    .where(_G.alert_id.in_(_IN))
+    .order_by(_G.alert_id, _G.position)
+)
+_OWN_KEYS = (
+    select(_V.alert_id, _V.action, *_KEY_COLUMNS)
+    .where(_V.alert_id.in_(_IN))
+    .order_by(_V.alert_id, _V.position)
+)
+_REFS_OF = select(_R.alert_id, _R.ref_sender, _R.ref_identifier).where(_R.alert_id.in_(_IN))
+
+
+def _null(column: Any) -> Any:
+    return cast(null(), column.type).label(column.name)
+
+
+_NO_KEYS = [_null(c) for c in _KEY_COLUMNS]
+# What the settings of a chunk are made of, in one read: every settings row, and one row naming
+# the station boundary's upload by its key columns (as load_boundary identifies it).
+_S, _B = alert_settings.c, station_boundary.c
+_BOUNDARY_KEY = (
+    cast(_B.revision, Text) + "|" + cast(_B.uploaded_at, Text) + "|" + _B.name + "|"
+    + cast(_B.vertex_count, Text) + "|" + cast(_B.min_lon, Text) + "|"
+    + cast(_B.min_lat, Text) + "|" + cast(_B.max_lon, Text) + "|" + cast(_B.max_lat, Text)
+)  # fmt: skip
+_SETTINGS_KEY = union_all(
+    select(_S.key, _S.value),
+    select(literal("", Text), _BOUNDARY_KEY).where(_B.id == BOUNDARY_ROW),
+)
+# The rows of _SETTINGS_KEY as kind 3 (k1, k2), for the first reads to carry.
+_NO_ALERT = (
+    _null(_A.state), _null(_A.in_area), _null(_A.msg_type), _null(_A.sent), _null(_V.action),
+    *_NO_KEYS,
+)  # fmt: skip
+_SETTINGS_ROWS = (
+    select(literal_column("3"), _null(_A.id), _S.key, _S.value, *_NO_ALERT),
+    select(literal_column("3"), _null(_A.id), literal("", Text), _BOUNDARY_KEY, *_NO_ALERT).where(
+        _B.id == BOUNDARY_ROW
+    ),
+)
+
+
+def _first_reads(own: Any, idents: Any, chains: Any | None, *, settings: bool) -> Any:
+    """_BY_KEY, _REFERRERS and _CHAINS (for these conditions) in one statement.
+
+    Each row says by ``kind`` (0, 1, 2) which of the three it answers; with ``settings`` the
+    rows of _SETTINGS_KEY come too (kind 3). ``chains`` None leaves the chain read out.
+    """
+    parts = [
+        select(
+            literal_column("0").label("kind"), _A.id.label("id"), _A.sender.label("k1"),
+            _A.identifier.label("k2"), _A.state.label("state"), _A.in_area.label("in_area"),
+            _null(_A.msg_type), _null(_A.sent), _null(_V.action), *_NO_KEYS,
+        ).where(own),
+        select(
+            literal_column("1"), _R.alert_id, _R.ref_sender, _R.ref_identifier, _null(_A.state),
+            _DECIDES, _A.msg_type, _A.sent, _null(_V.action), *_NO_KEYS,
+        )
+        .join(cap_alerts, _A.id == _R.alert_id)
+        .where(idents),
+    ]  # fmt: skip
+    if chains is not None:
+        parts.append(
+            select(
+                literal_column("2"), _V.alert_id, _null(_A.sender), _A.identifier,
+                _A.state, _null(_A.in_area), _null(_A.msg_type), _A.sent, _V.action,
+                *_KEY_COLUMNS,
+            )
+            .join(cap_alerts, _A.id == _V.alert_id)
+            .where(chains)
+        )  # fmt: skip
+    if settings:
+        parts += _SETTINGS_ROWS
+    return union_all(*parts)
+
+
+_OWN_IN = tuple_(_A.sender, _A.identifier).in_(bindparam("own", expanding=True))
+_IDENTS_IN = _R.ref_identifier.in_(bindparam("idents", expanding=True))
+_CHAINS_IN = tuple_(*_KEY_COLUMNS).in_(bindparam("chains", expanding=True))
+_FIRST_READS = _first_reads(_OWN_IN, _IDENTS_IN, _CHAINS_IN, settings=False)
+_FIRST_READS_AND_SETTINGS = _first_reads(_OWN_IN, _IDENTS_IN, _CHAINS_IN, settings=True)
+#: Batches with at most this many keys of each kind read with a statement of fixed shape (no
+#: list expanded into the SQL on each run, which costs about as much as a small read).
+_FIXED_KEYS = 8
+
+
+def _json_keys(name: str, width: int) -> Any:
+    """SQLite: the rows of a JSON array parameter ``name`` (of ``width``-long arrays, or of
+    scalars when ``width`` is 0), for ``IN (SELECT ...)``. One bound text instead of a list
+    of parameters rendered into the SQL on every run."""
+    parts = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width)) or "value"
+    return text(f"SELECT {parts} FROM json_each(:{name})")
+
+
+#: Dialects whose first reads bind each key list as one JSON text (``_JSON_READS``).
+_JSON_KEYS = ("sqlite",)
+# On SQLite the first reads take each key list as one JSON text (any number of keys, one
+# statement, compiled once): rendering an expanded IN list of 1,000 keys cost more than the read.
+_JSON_READS = _first_reads(
+    tuple_(_A.sender, _A.identifier).in_(_json_keys("own", 2)),
+    _R.ref_identifier.in_(_json_keys("idents", 0)),
+    tuple_(*_KEY_COLUMNS).in_(_json_keys("chains", len(_KEY_COLUMNS))),
+    settings=False,
+)
+_JSON_READS_AND_SETTINGS = _first_reads(
+    tuple_(_A.sender, _A.identifier).in_(_json_keys("own", 2)),
+    _R.ref_identifier.in_(_json_keys("idents", 0)),
+    tuple_(*_KEY_COLUMNS).in_(_json_keys("chains", len(_KEY_COLUMNS))),
+    settings=True,
+)
+
+
+def _param(name: str, column: Any) -> Any:
+    return bindparam(name, type_=column.type)
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_reads(own: int, idents: int, chains: int, settings: bool) -> Any:
+    """The first reads for this many keys of each kind, with one parameter per key part."""
+    own_in = tuple_(_A.sender, _A.identifier).in_(
+        [tuple_(_param(f"o{i}s", _A.sender), _param(f"o{i}i", _A.identifier)) for i in range(own)]
+    )
+    idents_in = _R.ref_identifier.in_([_param(f"d{i}", _R.ref_identifier) for i in range(idents)])
+    chains_in = (
+        tuple_(*_KEY_COLUMNS).in_(
+            [
+                tuple_(*(_param(f"c{i}_{j}", c) for j, c in enumerate(_KEY_COLUMNS)))
+                for i in range(chains)
+            ]
+        )
+        if chains
+        else None
+    )
+    return _first_reads(own_in, idents_in, chains_in, settings=settings)
+
+
+def _fixed_params(own: list[Key], idents: list[str], chains: list[ChainKey]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for i, (sender, identifier) in enumerate(own):
+        params[f"o{i}s"], params[f"o{i}i"] = sender, identifier
+    for i, identifier in enumerate(idents):
+        params[f"d{i}"] = identifier
+    for i, key in enumerate(chains):
+        for j, part in enumerate(key):
+            params[f"c{i}_{j}"] = part
+    return params
