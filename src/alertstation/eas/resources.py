@@ -81,8 +81,10 @@ class ManualPage:
             activations = manual.list_activations(conn)
             messages = archive.list_rows(conn)
             queue = airing.list_items(conn, limit=QUEUE_PAGE_HISTORY)
-        for item in activations:  # what each would air as, sent now
-            item["header_now"] = manual.preview_header(item, now)
+        for item in activations:  # what a draft would air as, sent now
+            item["header_now"] = (
+                manual.preview_header(item, now) if item["state"] == "draft" else None
+            )
         self._station.templates.page(
             req,
             resp,
