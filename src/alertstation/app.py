@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import falcon
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 import alertstation.schema  # noqa: F401  (the whole schema on the shared metadata)
 from alertstation.alerts import routes as alerts_routes
@@ -27,6 +29,7 @@ from alertstation.eas import routes as eas_routes
 from alertstation.eas.airing import routes as airing_routes
 from alertstation.eas.airing.queue import AiringState
 from alertstation.eas.forward import routes as forward_routes
+from alertstation.eas.plain import PlainLanguage
 from alertstation.http.demo import DemoMasking
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
@@ -51,13 +54,17 @@ from alertstation.security.hostban import routes as hostban_routes
 from alertstation.security.hostban import service as hostban_service
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
+from alertstation.settings_admin.sections import station_time_zone
 from alertstation.system import routes as system_routes
 from alertstation.traffic import routes as traffic_routes
 from alertstation.traffic.recorder import TrafficMiddleware, TrafficRecorder
 from alertstation.zones import routes as zones_routes
 from alertstation.zones.catalog import ZoneCatalog
+from alertstation.zones.places import PlaceNames
 
 RouteSource = Callable[[Station], list[Route]]
+
+log = logging.getLogger("alertstation.app")
 
 # Each domain package contributes a routes(station) function; add new domains here.
 ROUTE_SOURCES: tuple[RouteSource, ...] = (
@@ -113,7 +120,21 @@ def build_station(
         clock=clock,
     )
     station.bans.add_change_listener(lambda: hostban_service.mirror_change(station))
+    station.templates.time_zone_source = lambda: _station_time_zone(engine)
+    station.templates.plain_text_source = lambda header, near, zone: PlainLanguage(
+        PlaceNames(station.zones), zone
+    ).text_or_none(header, near=near)
     return station
+
+
+def _station_time_zone(engine: Engine) -> tzinfo:
+    """Read the station's time zone for one page (UTC when the database cannot say)."""
+    try:
+        with engine.connect() as conn:
+            return station_time_zone(conn)
+    except SQLAlchemyError:
+        log.warning("station time zone unreadable; the page shows UTC", exc_info=True)
+        return UTC
 
 
 def build_registry(

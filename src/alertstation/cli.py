@@ -34,6 +34,8 @@ from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from alertstation.context import Station
 
 
@@ -64,11 +66,24 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         print(f"database is at head ({head_revision(engine)})")
         return 0
     applied = upgrade_to_head(engine)
+    _record_migrated_settings(engine)
     if applied:
         print(f"applied {len(applied)} migration(s): {', '.join(applied)}")
     else:
         print(f"database already at head ({head_revision(engine)}); nothing to do")
     return 0
+
+
+def _record_migrated_settings(engine: Engine) -> None:
+    """Record in the audit ledger what a migration moved (a migration holds no ledger key)."""
+    from alertstation.audit.ledger import AuditLedger
+    from alertstation.db.engine import begin_write
+    from alertstation.settings_admin.sections import record_moved_time_zone
+
+    with begin_write(engine) as conn:
+        zone = record_moved_time_zone(conn, AuditLedger(_settings().audit_ledger_key))
+    if zone is not None:
+        print(f"the weekly test's time zone {zone} is now the station time zone")
 
 
 def _read_password_stdin() -> str:

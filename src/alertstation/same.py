@@ -22,11 +22,22 @@ STATION_ID_LENGTH: Final[int] = 8
 DEFAULT_STATION_ID: Final[str] = "ALRTSTN"  # until an operator names the station
 MAX_PURGE: Final[timedelta] = timedelta(hours=99, minutes=30)
 
-ORIGINATORS: Final[dict[str, str]] = {
-    "EAS": "Broadcast station or cable system",
-    "CIV": "Civil authorities",
-    "WXR": "National Weather Service",
-    "PEP": "Primary Entry Point System",
+
+class Originator(NamedTuple):
+    """One originator code: its name in 47 CFR 11.31(d) and how plain-language text names it."""
+
+    name: str
+    issuer: str  # the subject of "… has issued" / "… have issued"
+    plural: bool = False
+
+
+# 47 CFR 11.31(d) as amended by FCC 22-75 (effective 2022-12-12), which renamed the Primary
+# Entry Point System the National Public Warning System.
+ORIGINATORS: Final[dict[str, Originator]] = {
+    "EAS": Originator("EAS Participant", "An EAS Participant"),
+    "CIV": Originator("Civil authorities", "The civil authorities", plural=True),
+    "WXR": Originator("National Weather Service", "The National Weather Service"),
+    "PEP": Originator("National Public Warning System", "The National Public Warning System"),
 }
 
 
@@ -47,14 +58,17 @@ def _events(category: str, in_cfr: bool, rows: str) -> dict[str, EventCode]:
     return table
 
 
-# 47 CFR 11.31(e) as amended through FCC 24-83 (MEP, effective 2025-09-08), followed by the
-# codes NOAA Weather Radio sends that the FCC table does not list.
+# 47 CFR 11.31(e) as currently amended: EWW, SSA and SSW (FCC 16-80, 2016), BLU (FCC 17-170,
+# 2018), the plain-language national names (FCC 22-75, 2022: EAN "National Emergency Message",
+# NPT "Nationwide Test of the Emergency Alert System") and MEP (FCC 24-83, effective
+# 2025-09-08); then the codes NOAA Weather Radio sends that the FCC table does not list, named
+# as the National Weather Service names them. Sources: docs/decisions.md.
 EVENTS: Final[dict[str, EventCode]] = {
     **_events(
         "national",
         True,
         """
-        EAN Emergency Action Notification
+        EAN National Emergency Message
         NIC National Information Center
         """,
     ),
@@ -62,7 +76,7 @@ EVENTS: Final[dict[str, EventCode]] = {
         "test",
         True,
         """
-        NPT National Periodic Test
+        NPT Nationwide Test of the Emergency Alert System
         RMT Required Monthly Test
         RWT Required Weekly Test
         DMO Practice/Demo Warning
@@ -342,7 +356,7 @@ class SameHeader:
     @property
     def org_name(self) -> str:
         """Return the originator's name, e.g. ``National Weather Service`` for WXR."""
-        return ORIGINATORS[self.org]
+        return ORIGINATORS[self.org].name
 
     @property
     def event_name(self) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from alertstation.cli import build_parser
+from alertstation.commands import CommandError
 from alertstation.eas.decode.cli import add_decode_command
 from tests.support import SHARED_DATA
 
@@ -167,3 +168,79 @@ def test_json_lists_refused_bursts(
     assert refused["texts"][1] == "ZCZC-WXR-TOR-002133+0300-1241720-KCLE/NWS-"
     assert refused["reason"].endswith("differ at positions 15")
     assert "text" not in refused
+
+
+ZERO_PURGE = "ZCZC-WXR-TOR-039137+0000-3330321-WUXT/FM-"
+NO_SUCH_DAY = "ZCZC-WXR-TOR-039137+0030-3670321-WUXT/FM-"
+TORNADO = "ZCZC-WXR-TOR-039137-039003+0030-3330321-WUXT/FM-"
+
+
+def _wav(tmp_path: Path, name: str, *texts: str) -> Path:
+    from tests.eas.test_decode_files import wav_bytes
+    from tests.eas.test_decode_stream import message_of
+
+    path = tmp_path / name
+    path.write_bytes(wav_bytes(message_of(*texts)))
+    return path
+
+
+def test_a_header_refused_under_11_31_is_on_stderr_without_verbose(
+    parser: argparse.ArgumentParser,
+    disagreeing: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    zero = _wav(tmp_path, "zero.wav", ZERO_PURGE, ZERO_PURGE, ZERO_PURGE, "NNNN", "NNNN")
+    day = _wav(tmp_path, "day.wav", NO_SUCH_DAY, NO_SUCH_DAY, "NNNN", "NNNN")
+    assert run(parser, ["eas", "decode", str(zero), str(day), str(disagreeing)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 2, err  # the disagreeing bursts stay behind --verbose
+    assert lines[0].startswith(f"{zero}: refused header at ")
+    assert lines[0].endswith(
+        f"s: {ZERO_PURGE} breaks 47 CFR 11.31: purge time: must be a positive whole number of "
+        "minutes, got 0:00:00"
+    )
+    assert lines[1].startswith(f"{day}: refused header at ")
+    assert lines[1].endswith(
+        f"s: {NO_SUCH_DAY} breaks 47 CFR 11.31: issue time: Julian day must be 001-366, got 367"
+    )
+    # A valid header elsewhere: exit 0, and the refusal is still reported.
+    valid = _wav(tmp_path, "valid.wav", TORNADO, TORNADO, "NNNN", "NNNN")
+    assert run(parser, ["eas", "decode", str(zero), str(valid)]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{TORNADO}\n"
+    assert "breaks 47 CFR 11.31" in err
+    assert run(parser, ["eas", "decode", "--json", str(zero)]) == 1
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (row["kind"], row["refused_header"]) == ("rejected", ZERO_PURGE)
+    assert row["rule"].startswith("purge time:")
+
+
+def test_text_prints_the_plain_language_text(
+    parser: argparse.ArgumentParser,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DATABASE_URL", raising=False)  # no station: the bundled names
+    monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "no-station"))
+    valid = _wav(tmp_path, "valid.wav", TORNADO, TORNADO, "NNNN", "NNNN")
+    argv = ["eas", "decode", "--text", "--time-zone", "America/New_York", str(valid)]
+    assert run(parser, argv) == 0
+    out, _ = capsys.readouterr()
+    header, text = out.splitlines()
+    assert header == TORNADO
+    # Day 333 at 03:21 UTC is 10:21 PM EST the evening before, in any year.
+    assert text == (
+        "  The National Weather Service has issued a Tornado Warning for Putnam, OH and "
+        "Allen, OH beginning at 10:21 PM and ending at 10:51 PM EST. Message from WUXT/FM."
+    )
+    assert run(parser, ["eas", "decode", "--text", "--json", str(valid)]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["plain"].endswith(
+        "beginning at 3:21 AM and ending at 3:51 AM UTC. Message from WUXT/FM."
+    )
+    with pytest.raises(CommandError, match="time zone"):
+        run(parser, ["eas", "decode", "--text", "--time-zone", "Mars/Olympus", str(valid)])

@@ -119,7 +119,6 @@ def schedule_for(station: StationHarness, minutes: int = 10, **values: Any) -> R
         "enabled": True,
         "weekday": slot.strftime("%A"),
         "time_of_day": slot.strftime("%H:%M"),
-        "time_zone": "UTC",
         "location_codes": "040109 040027",
         "station_id": "KXYZ",
         **values,

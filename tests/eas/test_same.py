@@ -159,6 +159,46 @@ def test_event_table() -> None:
     assert same.is_eom("NNNN") and not same.is_eom("ZCZC")
 
 
+# 47 CFR 11.31(e) as currently amended (2016: EWW, SSA, SSW; 2018: BLU; 2022: the national
+# names; 2025: MEP).
+CFR_EVENTS = {
+    "EAN": "National Emergency Message",
+    "NIC": "National Information Center",
+    "NPT": "Nationwide Test of the Emergency Alert System",
+    "RMT": "Required Monthly Test",
+    "RWT": "Required Weekly Test",
+    **dict.fromkeys(
+        "ADR AVA AVW BLU BZW CAE CDW CEM CFA CFW DMO DSW EQW EVI EWW FFA FFS FFW FLA FLS FLW FRW "
+        "HLS HMW HUA HUW HWA HWW LAE LEW MEP NMN NUW RHW SMW SPS SPW SSA SSW SVA SVR SVS TOA TOE "
+        "TOR TRA TRW TSA TSW VOW WSA WSW".split(),
+        None,
+    ),
+}
+
+
+def test_event_table_follows_the_current_rule() -> None:
+    assert {code for code, entry in EVENTS.items() if entry.in_cfr} == set(CFR_EVENTS)
+    for code, name in CFR_EVENTS.items():
+        if name is not None:
+            assert EVENTS[code].name == name
+    assert EVENTS["BLU"].name == "Blue Alert"
+    assert EVENTS["MEP"].name == "Missing and Endangered Persons"
+    assert EVENTS["EWW"].name == "Extreme Wind Warning"
+    assert (EVENTS["SSA"].name, EVENTS["SSW"].name) == ("Storm Surge Watch", "Storm Surge Warning")
+    # NWS-only codes read as the National Weather Service names them.
+    assert EVENTS["SQW"].name == "Snow Squall Warning" and not EVENTS["SQW"].in_cfr
+    assert EVENTS["NMN"].name == "Network Message Notification"
+
+
+def test_originator_table_follows_the_current_rule() -> None:
+    assert {code: org.name for code, org in ORIGINATORS.items()} == {
+        "EAS": "EAS Participant",
+        "CIV": "Civil authorities",
+        "WXR": "National Weather Service",
+        "PEP": "National Public Warning System",
+    }
+
+
 # --- malformed headers name their field -----------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""First boot: the bundled land-zone snapshot seeds an empty catalog (also from a wheel)."""
+"""First boot: the bundled land-zone snapshot seeds an empty catalog (also from a wheel); the
+bundled county-name snapshot names every county before any sync."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from sqlalchemy import func, select
 
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import upgrade_to_head
+from alertstation.zones import county_snapshot
 from alertstation.zones.service import read_sources
 from alertstation.zones.snapshot import SNAPSHOT_FILE, read_snapshot, seed_from_snapshot
 from alertstation.zones.tables import wx_zones
@@ -58,6 +60,38 @@ def test_the_checked_in_snapshot_is_what_the_script_makes_from_the_land_dbf(
     assert len(records) == LAND_RECORDS
     calhoun = next(r for r in records if r.zone_code == "ALZ019")
     assert (calhoun.name, calhoun.cwa, calhoun.latitude) == ("Calhoun", "BMX", 33.7714)
+
+
+PARTIAL = SHARED_DATA / "zones" / "cs16ap26.dbf"
+COUNTIES = ROOT / "src" / "alertstation" / "zones" / county_snapshot.SNAPSHOT_FILE
+
+
+def test_the_checked_in_county_names_are_what_the_script_makes_from_the_partial_dbf(
+    tmp_path: Path,
+) -> None:
+    assert PARTIAL.is_file(), f"the shared data set is missing {PARTIAL}"
+    out = tmp_path / county_snapshot.SNAPSHOT_FILE
+    made = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make-county-snapshot.py"), str(PARTIAL)]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    assert out.read_bytes() == COUNTIES.read_bytes(), "re-run scripts/make-county-snapshot.py"
+    assert COUNTIES.stat().st_size < 300 * 1024
+    index = county_snapshot.read_county_snapshot(COUNTIES)
+    assert len(index.counties) > 3000  # every county and county-equivalent of the file
+    assert (index.counties["39137"].name, index.counties["39137"].state_code) == ("Putnam", "OH")
+    assert index.subdivisions["527053"] == "Central Hennepin"
+
+
+def test_a_malformed_county_snapshot_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes(gzip.compress(b"same_code,state_code,name\n39137,OH,Putnam\n"))
+    with pytest.raises(ValueError, match="line 2"):
+        county_snapshot.read_county_snapshot(bad)
 
 
 def test_a_malformed_snapshot_is_refused(tmp_path: Path) -> None:
@@ -112,6 +146,9 @@ def test_run_from_an_installed_wheel_seeds_the_catalog_without_assets(tmp_path: 
     )
     (wheel,) = tmp_path.glob("alertstation-*.whl")
     assert f"alertstation/zones/{SNAPSHOT_FILE}" in zipfile.ZipFile(wheel).namelist()
+    assert (
+        f"alertstation/zones/{county_snapshot.SNAPSHOT_FILE}" in zipfile.ZipFile(wheel).namelist()
+    )
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     env = {

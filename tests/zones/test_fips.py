@@ -8,7 +8,8 @@ import pytest
 from sqlalchemy import Connection, Engine
 
 from alertstation.zones.catalog import ZoneCatalog
-from alertstation.zones.fips import County, county_for, describe_same_code
+from alertstation.zones.county_snapshot import bundled_county_index
+from alertstation.zones.fips import County, county_for, describe_same_code, load_county_index
 from alertstation.zones.service import apply_files
 from tests.support import clear_tables
 from tests.zones.zonefiles import PARTIAL, require_shared_data
@@ -67,3 +68,13 @@ def test_county_for(counties: Engine) -> None:
 def test_other_sources_are_refused(conn: Connection) -> None:
     with pytest.raises(TypeError):
         describe_same_code(object(), "023029")
+
+
+def test_the_bundled_county_names_are_what_a_sync_of_the_file_gives(counties: Engine) -> None:
+    """A fresh station names every county and part as a station that synced the file does."""
+    with counties.connect() as conn:
+        synced = load_county_index(conn)
+    bundled = bundled_county_index()
+    assert bundled.counties == synced.counties
+    assert bundled.subdivisions == synced.subdivisions
+    assert bundled.counties["27053"] == County("27053", "MN", "Hennepin")  # drawn only as parts

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Final
 
 import numpy as np
@@ -134,6 +135,14 @@ def header_for(composition: Composition | Any, now: datetime) -> SameHeader:
         prefix = message.split(":", 1)[0]
         field = next((f for p, f in _FIELDS.items() if prefix.startswith(p)), "header")
         raise Invalid(message, field=field) from ex
+
+
+def preview_header(activation: dict[str, Any], now: datetime) -> str | None:
+    """Return the header text an activation (as listed) would air with if sent at ``now``."""
+    try:
+        return header_for(SimpleNamespace(**activation), now).encode()
+    except Invalid:
+        return None
 
 
 def read_upload(data: bytes) -> np.ndarray:

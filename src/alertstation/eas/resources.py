@@ -76,14 +76,20 @@ class ManualPage:
         self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        now = self._station.clock()
         with self._station.engine.connect() as conn:
             activations = manual.list_activations(conn)
             messages = archive.list_rows(conn)
             queue = airing.list_items(conn, limit=QUEUE_PAGE_HISTORY)
+        for item in activations:  # what a draft would air as, sent now
+            item["header_now"] = (
+                manual.preview_header(item, now) if item["state"] == "draft" else None
+            )
         self._station.templates.page(
             req,
             resp,
             "eas_manual.html",
+            now=now,
             activations=activations,
             messages=messages,
             queue=queue,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import falcon
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
+from jinja2.runtime import Context
 
 from alertstation.http.permissions import role_permissions
 from alertstation.version import __version__
@@ -71,8 +74,62 @@ def navigation_menu(permissions: frozenset[str], path: str) -> list[dict[str, An
     return menu
 
 
+def local_time(moment: datetime | str | None, zone: tzinfo = UTC) -> str:
+    """Return a moment as pages show it: station time, with UTC beside it.
+
+    ``2026-11-28 22:21 EST (03:21 UTC)``; the UTC date is named too when it differs
+    (``(2026-11-29 03:21 UTC)``), and a station on UTC reads ``2026-11-29 03:21 UTC``. A naive
+    datetime or ISO text without an offset is taken as UTC; None or "" reads "".
+    """
+    if moment is None or moment == "":
+        return ""
+    if isinstance(moment, str):
+        try:
+            moment = datetime.fromisoformat(moment)
+        except ValueError:
+            return moment
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    utc = moment.astimezone(UTC)
+    local = moment.astimezone(zone)
+    label = local.tzname() or "UTC"
+    label = f"UTC{label}" if label[:1] in "+-" else label
+    if local.utcoffset() == utc.utcoffset() and label == "UTC":
+        return f"{utc:%Y-%m-%d %H:%M} UTC"
+    beside = f"{utc:%H:%M}" if utc.date() == local.date() else f"{utc:%Y-%m-%d %H:%M}"
+    return f"{local:%Y-%m-%d %H:%M} {label} ({beside} UTC)"
+
+
+@pass_context
+def _local_time_filter(context: Context, moment: datetime | str | None) -> str:
+    return local_time(moment, context.get("station_time_zone") or UTC)
+
+
+#: ``(header text, a moment near its issue time, station time zone) -> plain text or None``.
+PlainTextSource = Callable[[str, datetime | None, tzinfo], str | None]
+
+
+def _as_moment(value: datetime | str | None) -> datetime | None:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if isinstance(value, datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value if isinstance(value, datetime) else None
+
+
 class Templates:
-    """Render pages from ``web/templates`` with the helpers every page may use."""
+    """Render pages from ``web/templates`` with the helpers every page may use.
+
+    ``{{ moment | local_time }}`` shows a time in the station's time zone with UTC beside it
+    (the one place pages format times); ``page`` reads the zone once per page from
+    ``time_zone_source``, which the station sets (UTC without one).
+    ``{{ header | plain_text(moment) }}`` is a SAME header's plain-language text, issued near
+    ``moment`` ("" for text that is no valid header), through ``plain_text_source``, which the
+    station sets to :mod:`alertstation.eas.plain` (layers below eas cannot name it).
+    """
 
     def __init__(self, root: Path | None = None, version: str = __version__) -> None:
         root = root or web_dir()
@@ -85,12 +142,26 @@ class Templates:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.time_zone_source: Callable[[], tzinfo] | None = None
+        self.plain_text_source: PlainTextSource | None = None
+        self.env.filters["local_time"] = _local_time_filter
+        self.env.filters["plain_text"] = pass_context(
+            lambda context, header, near=None: self._plain_text(context, header, near)
+        )
         self.env.globals.update(
             static_url=self.static_url,
             version=version,
             navigation=NAVIGATION,
             navigation_menu=navigation_menu,
         )
+
+    def _plain_text(
+        self, context: Context, header: str | None, near: datetime | str | None = None
+    ) -> str:
+        if not header or self.plain_text_source is None:
+            return ""
+        zone = context.get("station_time_zone") or UTC
+        return self.plain_text_source(header, _as_moment(near), zone) or ""
 
     def static_url(self, name: str) -> str:
         """Return ``/static/<name>?v=<version>``; raise ValueError for a file that is not there."""
@@ -109,6 +180,8 @@ class Templates:
     ) -> None:
         """Render a page into an HTML response with the request, user and CSRF token in scope."""
         resp.content_type = falcon.MEDIA_HTML
+        zone = self.time_zone_source() if self.time_zone_source is not None else UTC
+        context.setdefault("station_time_zone", zone)
         resp.text = self.render(template, **page_context(req), **context)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from typing import Any, Final
+from zoneinfo import available_timezones
 
 import falcon
 
@@ -18,6 +19,7 @@ from alertstation.auth.policy import PasswordPolicy, check_min_length, load_poli
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import relays
+from alertstation.eas.forward import rwt
 from alertstation.errors import BadRequest, Invalid, ServiceUnavailable
 from alertstation.http.bodies import check_bool, json_object
 from alertstation.http.uploads import UploadTooLarge, read_limited, require_multipart
@@ -98,6 +100,7 @@ class SettingsPage(NoStorePage):
             "sections": settings_snapshot(self._station),
             "voices": espeak_voices(),
             "capture_found": capture_devices_found(),
+            "time_zones": sorted(available_timezones()),
         }
 
 
@@ -153,6 +156,8 @@ class SettingsSection:
                 is_admin=_is_admin(req),
             )
             changed += section_changed
+            if store.TIME_ZONE_FIELD in section_changed and spec is store.APPLICATION:
+                rwt.rebase_slots(conn, now)  # a new zone never airs a weekly test already past
             if policy is not None:
                 changed += save_policy(conn, policy, now)
             if traffic_days is not None:

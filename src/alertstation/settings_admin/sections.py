@@ -23,9 +23,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Connection, select
 
+from alertstation.audit.actor import Actor
+from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
 from alertstation.audit.window import APPLICATION_SECTION, DEFAULT_EXPORT_DAYS, EXPORT_DAYS_FIELD
 from alertstation.db.tables import operations_settings
 from alertstation.errors import Forbidden, Invalid
@@ -162,7 +165,24 @@ def _decoder_feed_rules(values: dict[str, Any]) -> None:
     _needs("endec_enabled", "endec_host")(values)
 
 
+def check_time_zone(value: Any, name: str) -> str:
+    """Return an IANA time zone name that ``zoneinfo`` knows (``America/New_York``, ``UTC``)."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text or len(text) > 64 or text.startswith(("/", ".")) or ".." in text:
+        raise Invalid(f"{name}: an IANA time zone name such as America/New_York", field=name)
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise Invalid(
+            f"{name}: {text!r} is not a known IANA time zone (for example America/Chicago)",
+            field=name,
+        ) from None
+    return text
+
+
 RETENTION_DAYS = _int(1, 3650)
+DEFAULT_TIME_ZONE: Final[str] = "UTC"
+TIME_ZONE_FIELD: Final[str] = "time_zone"
 
 APPLICATION = Section(
     APPLICATION_SECTION,
@@ -170,6 +190,7 @@ APPLICATION = Section(
     {
         EXPORT_DAYS_FIELD: Field(RETENTION_DAYS, DEFAULT_EXPORT_DAYS),
         "audio_alert_retention_days": Field(RETENTION_DAYS, 30),
+        TIME_ZONE_FIELD: Field(check_time_zone, DEFAULT_TIME_ZONE),
     },
 )
 HARDWARE = Section(
@@ -330,6 +351,50 @@ def retention_policy(conn: Connection) -> RetentionPolicy:
         audit_export_days=values["audit_export_days"],
         audio_alert_retention_days=values["audio_alert_retention_days"],
     )
+
+
+def station_time_zone(conn: Connection) -> ZoneInfo:
+    """Return the station's time zone (UTC until one is saved in the application settings)."""
+    name = load(conn, APPLICATION).values[TIME_ZONE_FIELD]
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):  # a zone the system's tz database lost
+        return ZoneInfo(DEFAULT_TIME_ZONE)
+
+
+#: Left in the application settings row by the migration that moved the weekly-test schedule's
+#: time zone to the station; :func:`record_moved_time_zone` records the move and removes it.
+MOVED_TIME_ZONE_NOTE: Final[str] = "time_zone_moved_from"
+
+
+def record_moved_time_zone(conn: Connection, ledger: AuditLedger) -> str | None:
+    """Record in the audit ledger a time zone a migration moved to the station; return it.
+
+    ``config.updated`` of the application section names ``time_zone``; its details say where the
+    value came from. The note is removed in the same transaction; None when there is none.
+    """
+    row = conn.execute(
+        select(operations_settings).where(operations_settings.c.section == APPLICATION.name)
+    ).first()
+    stored = json.loads(row.data) if row is not None else {}
+    source = stored.pop(MOVED_TIME_ZONE_NOTE, None)
+    if source is None:
+        return None
+    zone = str(stored.get(TIME_ZONE_FIELD, DEFAULT_TIME_ZONE))
+    ledger.record(
+        conn,
+        Actor.system("migration"),
+        CONFIG_UPDATED,
+        target=f"settings.{APPLICATION.name}",
+        details={"fields": [TIME_ZONE_FIELD], "moved_from": str(source), "time_zone": zone},
+        propagate=True,
+    )
+    conn.execute(
+        operations_settings.update()
+        .where(operations_settings.c.section == APPLICATION.name)
+        .values(data=json.dumps(stored, sort_keys=True))
+    )
+    return zone
 
 
 def tts_settings(conn: Connection) -> dict[str, Any]:

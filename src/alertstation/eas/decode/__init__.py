@@ -97,6 +97,10 @@ class Rejected:
     unreadable); ``reason`` says why nothing was reported: which positions disagreed between
     bursts, or which field of a repeated header failed to parse. A burst that disagreed with a
     header that was reported from the other two is also listed, as a group of its own.
+
+    ``refused_header`` is set when the bursts read a header exactly (two identical, shaped as a
+    header) that 47 CFR 11.31 refuses, a purge of ``+0000`` or an impossible issue time, say;
+    ``rule`` is then the rule it broke, as ``SameHeader.parse`` names it.
     """
 
     kind: Literal["header", "eom"]
@@ -104,6 +108,8 @@ class Rejected:
     reason: str
     start_sample: int
     end_sample: int
+    refused_header: str | None = None
+    rule: str | None = None
 
 
 RejectedHandler = Callable[[Rejected], None]
@@ -240,7 +246,17 @@ def judge(
     members = [burst for burst in group if burst[1] == matched]
     if problem is not None:
         reason = f"{len(members)} identical bursts, but {problem}"
-        return None, [Rejected(kind, everything, reason, group[0][2], group[-1][3])]
+        exact = kind == "header" and HEADER_PATTERN.fullmatch(text) is not None
+        refusal = Rejected(
+            kind,
+            everything,
+            reason,
+            group[0][2],
+            group[-1][3],
+            refused_header=text if exact else None,
+            rule=problem if exact else None,
+        )
+        return None, [refusal]
     decoded = Decoded(kind, text, members[0][2], members[-1][3], len(members))
     odd = [
         Rejected(

@@ -24,8 +24,10 @@ def add_decode_command(eas_sub: argparse._SubParsersAction[Any]) -> None:
         "decode",
         help=summary,
         description=(
-            f"{summary} Prints one header per line, in order of appearance. {rule} Exit status: "
-            "0 when a header was found, 1 when none was, 2 when a file could not be read."
+            f"{summary} Prints one header per line, in order of appearance. {rule} A header "
+            "read exactly but refused under 47 CFR 11.31 (a purge of +0000, an impossible issue "
+            "time) is printed on standard error with the rule it broke. Exit status: 0 when a "
+            "valid header was found, 1 when none was, 2 when a file could not be read."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="audio file to decode")
@@ -34,6 +36,17 @@ def add_decode_command(eas_sub: argparse._SubParsersAction[Any]) -> None:
         "--json",
         action="store_true",
         help="print one JSON object per line instead of the text, refused bursts included",
+    )
+    parser.add_argument(
+        "--text",
+        action="store_true",
+        help="print each header's plain-language text on the line after it "
+        '(with --json: a "plain" field)',
+    )
+    parser.add_argument(
+        "--time-zone",
+        metavar="ZONE",
+        help="IANA time zone of the plain-language text (default: the station's, else UTC)",
     )
     parser.add_argument(
         "--verbose",
@@ -55,7 +68,7 @@ def _one_line(name: str, ex: Exception) -> str:
     return " ".join(message.split())
 
 
-def _as_json(name: str, sample_rate: int, item: Any) -> str:
+def _as_json(name: str, sample_rate: int, item: Any, plain: str | None = None) -> str:
     """Return one decoded or refused item as a JSON line."""
     from alertstation.eas.decode import Rejected
 
@@ -68,8 +81,12 @@ def _as_json(name: str, sample_rate: int, item: Any) -> str:
             "texts": list(item.texts),
             "reason": item.reason,
         }
+        if item.refused_header is not None:
+            row |= {"refused_header": item.refused_header, "rule": item.rule}
     else:
         row |= {"kind": item.kind, "validated": True, "text": item.text}
+        if plain is not None:
+            row["plain"] = plain
     row |= {
         "start_sample": item.start_sample,
         "end_sample": item.end_sample,
@@ -79,6 +96,64 @@ def _as_json(name: str, sample_rate: int, item: Any) -> str:
         "bursts": len(item.texts) if row["kind"] == "rejected" else item.bursts,
     }
     return json.dumps(row)
+
+
+def _refused_line(name: str, sample_rate: int, item: Any) -> str:
+    """Return the stderr line of a header read exactly but refused under 11.31."""
+    start, end = item.start_sample / sample_rate, item.end_sample / sample_rate
+    return (
+        f"{name}: refused header at {start:.2f}-{end:.2f} s: {item.refused_header} "
+        f"breaks 47 CFR 11.31: {item.rule}"
+    )
+
+
+def _plain_language(args: argparse.Namespace) -> Any:
+    """Return the PlainLanguage the command's --text uses: the station's when it can be read.
+
+    The station's database gives the zone catalog's names and the time zone; without one (no
+    settings, a database out of reach or behind its migrations) counties come from the bundled
+    snapshot and times are in UTC. ``--time-zone`` overrides the zone either way.
+    """
+    from datetime import UTC
+    from zoneinfo import ZoneInfo
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from alertstation.commands import CommandError, open_database
+    from alertstation.eas.plain import PlainLanguage
+    from alertstation.errors import Invalid
+    from alertstation.settings import SettingsError
+    from alertstation.settings_admin.sections import check_time_zone, station_time_zone
+    from alertstation.zones.catalog import ZoneCatalog
+    from alertstation.zones.places import PlaceNames
+
+    chosen = None
+    if args.time_zone:
+        try:
+            chosen = ZoneInfo(check_time_zone(args.time_zone, "--time-zone"))
+        except Invalid as ex:
+            raise CommandError(str(ex)) from ex
+    fallback = "" if chosen else "; times in UTC"
+    try:
+        _, engine = open_database()
+    except (CommandError, SettingsError, SQLAlchemyError, OSError) as ex:
+        print(f"alertstation: note: no station database ({_short(ex)}){fallback}", file=sys.stderr)
+        return PlainLanguage(PlaceNames(), chosen or UTC)
+    try:
+        with engine.connect() as conn:
+            return PlainLanguage(PlaceNames(ZoneCatalog(engine)), chosen or station_time_zone(conn))
+    except SQLAlchemyError as ex:
+        print(
+            f"alertstation: note: station database unreadable ({_short(ex)}){fallback}",
+            file=sys.stderr,
+        )
+        return PlainLanguage(PlaceNames(), chosen or UTC)
+    finally:
+        engine.dispose()
+
+
+def _short(ex: Exception) -> str:
+    return " ".join(str(ex).split())[:120] or type(ex).__name__
 
 
 def _as_text(name: str, sample_rate: int, item: Any) -> str:
@@ -95,6 +170,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
     found = failed = False
     verbose = getattr(args, "verbose", False)
+    language = _plain_language(args) if getattr(args, "text", False) else None
     for name in args.files:
         rejected: list[Rejected] = []
         try:
@@ -104,21 +180,28 @@ def cmd_decode(args: argparse.Namespace) -> int:
             print(f"alertstation: error: {_one_line(os.fspath(name), ex)}", file=sys.stderr)
             failed = True
             continue
-        if args.json or verbose:
-            everything: list[Any] = sorted([*items, *rejected], key=lambda i: i.start_sample)
-        else:
-            everything = list(items)
+        if not (args.json or verbose):
+            rejected = [item for item in rejected if item.refused_header is not None]
+        everything: list[Any] = sorted([*items, *rejected], key=lambda i: i.start_sample)
         for item in everything:
             if isinstance(item, Rejected):
                 if args.json:
                     print(_as_json(name, rate, item), flush=True)
-                else:
+                elif verbose:
                     print(_as_text(name, rate, item), file=sys.stderr, flush=True)
+                else:  # only a header read exactly but refused under 11.31
+                    print(_refused_line(name, rate, item), file=sys.stderr, flush=True)
                 continue
             if item.kind == "eom" and not args.eom:
                 continue
             found = found or item.kind == "header"
-            print(_as_json(name, rate, item) if args.json else item.text, flush=True)
+            plain = language.text(item.text) if language and item.kind == "header" else None
+            if args.json:
+                print(_as_json(name, rate, item, plain), flush=True)
+            else:
+                print(item.text, flush=True)
+                if plain:
+                    print(f"  {plain}", flush=True)
     if failed:
         return EXIT_UNREADABLE
     return EXIT_OK if found else EXIT_NOTHING_FOUND

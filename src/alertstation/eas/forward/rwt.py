@@ -1,8 +1,9 @@
 """The Required Weekly Test: its schedule, when it falls due, and airing one.
 
-The schedule is one row of ``eas_rwt_schedule``: a weekday and a local time in an IANA time
-zone, the location codes (SAME ``PSSCCC``), the station id and an optional voice text. A slot is
-that weekday and time in one week, as a UTC instant:
+The schedule is one row of ``eas_rwt_schedule``: a weekday and a local time, the location codes
+(SAME ``PSSCCC``), the station id and an optional voice text. The local time is in the station's
+time zone (the application settings' ``time_zone``, :func:`station_time_zone`); the schedule
+has no zone of its own. A slot is that weekday and time in one week, as a UTC instant:
 
 * a local time that does not exist on a spring-forward day (02:30 in most US zones) is read
   with the offset before the change, so it airs an hour later by the clock (03:30);
@@ -25,7 +26,7 @@ import re
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any, Final
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, or_, select, update
 
@@ -41,6 +42,7 @@ from alertstation.eas.manual import ATTENTION_SECONDS, NO_ATTENTION_EVENTS
 from alertstation.errors import Invalid
 from alertstation.http.bodies import check_bool
 from alertstation.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
+from alertstation.settings_admin.sections import TIME_ZONE_FIELD, station_time_zone
 
 if TYPE_CHECKING:
     from alertstation.context import Station
@@ -65,21 +67,25 @@ WEEKDAYS: Final[tuple[str, ...]] = (
 )
 _TIME = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
 _SEPARATORS = re.compile(r"[\s,;\-]+")
-#: The fields that decide when slots fall; a change to one re-bases ``last_slot_at``.
-TIMING: Final[frozenset[str]] = frozenset({"enabled", "weekday", "time_of_day", "time_zone"})
+#: The fields that decide when slots fall; a change to one re-bases ``last_slot_at`` (so does a
+#: change of the station's time zone: :func:`rebase_slots`).
+TIMING: Final[frozenset[str]] = frozenset({"enabled", "weekday", "time_of_day"})
 
 
 @dataclass(frozen=True)
 class RwtSchedule:
-    """The weekly test's schedule and content; the defaults are a station's first."""
+    """The weekly test's schedule and content; the defaults are a station's first.
+
+    ``time_zone`` is the station's, read with the schedule; it is not stored with it.
+    """
 
     enabled: bool = False
     weekday: int = 2  # Wednesday
     time_of_day: str = "11:00"
-    time_zone: str = "UTC"
     location_codes: tuple[str, ...] = ()
     station_id: str = DEFAULT_STATION_ID
     voice_text: str = ""
+    time_zone: str = "UTC"
 
     @property
     def zone(self) -> ZoneInfo:
@@ -100,7 +106,10 @@ class RwtSchedule:
         return data
 
 
-FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in fields(RwtSchedule))
+#: The schedule's own (stored, editable) fields.
+FIELDS: Final[tuple[str, ...]] = tuple(
+    f.name for f in fields(RwtSchedule) if f.name != TIME_ZONE_FIELD
+)
 
 
 # --- slots ------------------------------------------------------------------------------------
@@ -159,18 +168,6 @@ def _time_of_day(value: Any) -> str:
     return value.strip()
 
 
-def check_time_zone(value: Any) -> str:
-    """Return an IANA time zone name zoneinfo knows; 422 naming ``time_zone`` otherwise."""
-    if not isinstance(value, str) or not value.strip() or len(value) > 64:
-        raise Invalid("time_zone must be an IANA name such as America/Chicago", field="time_zone")
-    name = value.strip()
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise Invalid(f"time_zone: unknown time zone {name!r}", field="time_zone") from None
-    return name
-
-
 def check_location_codes(value: Any) -> tuple[str, ...]:
     """Return SAME PSSCCC codes from a list or a text; 422 naming ``location_codes``."""
     if isinstance(value, str):
@@ -205,7 +202,6 @@ _CHECKS = {
     "enabled": lambda v: check_bool(v, "enabled"),
     "weekday": _weekday,
     "time_of_day": _time_of_day,
-    "time_zone": check_time_zone,
     "location_codes": check_location_codes,
     "station_id": check_station_id,
     "voice_text": _voice_text,
@@ -214,6 +210,12 @@ _CHECKS = {
 
 def read_changes(body: dict[str, Any]) -> dict[str, Any]:
     """Return the checked fields of a (partial) schedule body; 422 naming a bad field."""
+    if TIME_ZONE_FIELD in body:
+        raise Invalid(
+            "time_zone: the weekly test follows the station time zone; set it in the "
+            "application settings",
+            field=TIME_ZONE_FIELD,
+        )
     return check_body(body, _CHECKS)
 
 
@@ -223,12 +225,12 @@ def _row(conn: Connection) -> Any:
     ).first()
 
 
-def _from_row(row: Any) -> RwtSchedule:
+def _from_row(row: Any, time_zone: str) -> RwtSchedule:
     return RwtSchedule(
         enabled=row.enabled,
         weekday=row.weekday,
         time_of_day=row.time_of_day,
-        time_zone=row.time_zone,
+        time_zone=time_zone,
         location_codes=tuple(code for code in row.location_codes.split("-") if code),
         station_id=row.station_id,
         voice_text=row.voice_text,
@@ -236,11 +238,15 @@ def _from_row(row: Any) -> RwtSchedule:
 
 
 def get_schedule(conn: Connection) -> tuple[RwtSchedule, datetime | None]:
-    """Read the schedule (defaults when none was saved) and the last slot aired or passed."""
+    """Read the schedule (defaults when none was saved) and the last slot aired or passed.
+
+    The schedule carries the station's time zone.
+    """
     row = _row(conn)
+    zone = station_time_zone(conn).key
     if row is None:
-        return RwtSchedule(), None
-    return _from_row(row), row.last_slot_at
+        return RwtSchedule(time_zone=zone), None
+    return _from_row(row, zone), row.last_slot_at
 
 
 def save_schedule(
@@ -263,7 +269,7 @@ def save_schedule(
         baseline = slot_at_or_before(new, now)
         last = baseline if last is None else max(last, baseline)
     values = {
-        **asdict(new),
+        **{name: getattr(new, name) for name in FIELDS},
         "location_codes": "-".join(new.location_codes),
         "last_slot_at": last,
         "updated_by": by,
@@ -275,6 +281,24 @@ def save_schedule(
     if not done:
         conn.execute(eas_rwt_schedule.insert().values(id=SCHEDULE_ROW, **values))
     return new, changed
+
+
+def rebase_slots(conn: Connection, now: datetime) -> None:
+    """Count every slot at or before ``now`` as done, in the station's (new) time zone.
+
+    Called in the transaction that changes the station's time zone, so the change never airs a
+    slot already past.
+    """
+    schedule, last = get_schedule(conn)
+    if _row(conn) is None:
+        return
+    baseline = slot_at_or_before(schedule, now)
+    if last is None or last < baseline:
+        conn.execute(
+            update(eas_rwt_schedule)
+            .where(eas_rwt_schedule.c.id == SCHEDULE_ROW)
+            .values(last_slot_at=baseline)
+        )
 
 
 def schedule_view(conn: Connection, now: datetime) -> dict[str, Any]:

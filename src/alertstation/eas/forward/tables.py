@@ -75,8 +75,7 @@ eas_rwt_schedule = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("enabled", Boolean, nullable=False),
     Column("weekday", SmallInteger, nullable=False),  # 0 = Monday … 6 = Sunday
-    Column("time_of_day", String(5), nullable=False),  # HH:MM, local to time_zone
-    Column("time_zone", String(64), nullable=False),  # IANA name, e.g. America/Chicago
+    Column("time_of_day", String(5), nullable=False),  # HH:MM in the station's time zone
     Column("location_codes", Text, nullable=False),  # PSSCCC codes joined by "-"
     Column("station_id", String(8), nullable=False),
     Column("voice_text", Text, nullable=False),  # "" = no voice
