@@ -98,6 +98,7 @@ class SettingsPage(NoStorePage):
             "sections": settings_snapshot(self._station),
             "voices": espeak_voices(),
             "capture_found": capture_devices_found(),
+            "is_admin": _is_admin(req),
         }
 
 
