@@ -189,6 +189,9 @@ def test_an_operator_cannot_change_the_capture_devices(radio_station: StationHar
     admin = radio_station.sign_in("boss")
     added = admin.request("PUT", "/api/settings/hardware", json={"capture_devices": ["hw:2,0"]})
     assert added.status_code == 200, added.text
+    hint = "Only an admin changes the capture devices."
+    assert hint in ops.request("GET", "/admin/settings").text
+    assert hint not in admin.request("GET", "/admin/settings").text
 
 
 def test_the_monitor_checks_the_allowlist_before_every_spawn(

@@ -129,10 +129,11 @@ def read_config(
 ) -> SourceConfig:
     """Check a source body (all fields for a new source, any subset for an edit).
 
-    ``allowlist`` holds the programs a receiver may run; ``kind`` forces the kind (the receiver
-    routes). ``capture_devices`` (the hardware settings' list; None skips the check) are the
-    ALSA devices a receiver's command may name (:func:`named_capture_device`). Raises
-    SourceError naming the first bad field; an unknown field is an error too.
+    ``allowlist`` holds the allowlist's entries (:func:`check_command`); ``kind`` forces the kind
+    (the receiver routes). ``capture_devices`` (the hardware settings' list; None skips the
+    check) are the ALSA devices a receiver's command may capture from. An edit that moves the
+    URL to another origin drops the stored secrets unless ``device_params`` enters them again.
+    Raises SourceError naming the first bad field; an unknown field is an error too.
     ``skip_url_check`` is the caller's business and ignored here.
     """
     unknown = sorted(set(body) - set(BODY_FIELDS) - {"skip_url_check"})

@@ -228,7 +228,7 @@ def deadline(seconds: float) -> Iterator[Deadline]:
     try:
         yield current
     finally:
-        stack.pop()
+        stack.remove(current)  # not pop(): a long-lived open() may end after a later one
         current.cancel()
 
 

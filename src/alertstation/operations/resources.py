@@ -101,6 +101,7 @@ class SettingsPage(NoStorePage):
             "voices": espeak_voices(),
             "capture_found": capture_devices_found(),
             "time_zones": sorted(available_timezones()),
+            "is_admin": _is_admin(req),
         }
 
 
