@@ -405,3 +405,19 @@ def test_an_operators_backup_leaves_secrets_out_and_a_restore_keeps_the_stations
     with tarfile.open(admin) as tar:
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
     assert manifest["includes_secrets"] is True and manifest["left_out"] == []
+
+
+def test_a_pending_switch_waits_while_the_database_cannot_be_read(tmp_path: Path) -> None:
+    staging = tmp_path / ".restore-x"
+    staging.mkdir()
+    (staging / "audit_ledger_key").write_text("k" * 64)
+    plan = {"staging": staging.name, "files": [["audit_ledger_key", "audit_ledger_key"]]}
+    (tmp_path / PLAN_FILE).write_text(json.dumps({**plan, "audit_head": [1, 1, "h"]}))
+    unreachable = "postgresql+psycopg://station@127.0.0.1:1/alertstation?connect_timeout=5"
+    # Deciding now could drop the keys of a database that did switch: nothing is touched.
+    assert finish_pending_restore(tmp_path, unreachable) == "pending"
+    assert (tmp_path / PLAN_FILE).exists() and (staging / "audit_ledger_key").exists()
+    # No database at all (SQLite file absent): the switch never happened; the plan goes.
+    assert finish_pending_restore(tmp_path, f"sqlite:///{tmp_path / 'none.db'}") == "discarded"
+    assert not (tmp_path / PLAN_FILE).exists() and not staging.exists()
+    assert not (tmp_path / "audit_ledger_key").exists()
