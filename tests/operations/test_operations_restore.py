@@ -246,6 +246,18 @@ def test_a_failed_mac_is_refused_unless_trusted_and_a_keyless_stranger_always(
     with pytest.raises(BackupError, match="MAC does not match this station's backup key"):
         station.restore(altered)
 
+    def first_format(manifest: dict[str, Any]) -> None:
+        manifest.update(format=1)
+        for name in ("members", "station", "includes_secrets"):
+            manifest.pop(name)
+
+    legacy = craft(own, tmp_path / "legacy.tar.gz", None, manifest=first_format)
+    with pytest.raises(BackupError, match="MAC does not match .* --trust-archive"):
+        station.restore(legacy)  # an archive of an earlier release carries no MAC
+    station.record(1)
+    station.restore(legacy, trust_archive=True)
+    assert station.audit_rows() == 2
+
     keyed = stranger.backup(tmp_path / "stranger-keys.tar.gz", include_keys=True)
     with pytest.raises(BackupError, match="MAC does not match"):
         station.restore(keyed)
