@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import pending_revisions
-from alertstation.db.restore_plan import finish_pending_restore
+from alertstation.db.restore_plan import RESOLVED, finish_pending_restore
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings, warn_skipped_variables
 
@@ -42,7 +42,7 @@ def load_settings() -> Settings:
     """
     settings = Settings.from_env()
     configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
-    if finish_pending_restore(settings.data_dir, settings.database_url) is not None:
+    if finish_pending_restore(settings.data_dir, settings.database_url) in RESOLVED:
         settings = Settings.from_env()
     warn_skipped_variables(settings)
     return settings

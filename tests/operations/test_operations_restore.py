@@ -10,13 +10,15 @@ import hashlib
 import hmac
 import io
 import json
+import secrets
+import shutil
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, create_engine, func, make_url, select, text
 
 from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import AuditLedger
@@ -92,20 +94,50 @@ class Site:
         }
 
 
+@pytest.fixture(scope="module")
+def migrated(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One migrated database per backend; each site starts as a copy of it (cheaper)."""
+    url = create_database(backend, tmp_path_factory.mktemp("template"))
+    engine = make_engine(url)
+    upgrade_to_head(engine)
+    engine.dispose()
+    yield url
+    drop_database(url)
+
+
+def new_site(template: str, folder: Path) -> Site:
+    folder.mkdir()
+    parsed = make_url(template)
+    if parsed.get_backend_name() == "sqlite":
+        path = folder / "station.db"
+        shutil.copyfile(str(parsed.database), path)
+        url = f"sqlite:///{path}"
+    else:
+        name = f"alertstation_test_{secrets.token_hex(6)}"
+        admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{parsed.database}"'))
+        admin.dispose()
+        url = parsed.set(database=name).render_as_string(hide_password=False)
+    site = Site(url, folder / "data")
+    site.data_dir.mkdir()
+    return site
+
+
 @pytest.fixture
-def sites(backend: str, tmp_path: Path) -> Iterator[tuple[Site, Site]]:
-    made = []
-    for n in range(2):
-        folder = tmp_path / f"site-{n}"
-        folder.mkdir()
-        made.append(Site(create_database(backend, folder), folder / "data"))
-    for site in made:
-        site.data_dir.mkdir()
-        upgrade_to_head(site.engine)
-    yield made[0], made[1]
-    for site in made:
-        site.engine.dispose()
-        drop_database(site.url)
+def site(migrated: str, tmp_path: Path) -> Iterator[Site]:
+    made = new_site(migrated, tmp_path / "site")
+    yield made
+    made.engine.dispose()
+    drop_database(made.url)
+
+
+@pytest.fixture
+def stranger(migrated: str, tmp_path: Path) -> Iterator[Site]:
+    made = new_site(migrated, tmp_path / "stranger")
+    yield made
+    made.engine.dispose()
+    drop_database(made.url)
 
 
 def craft(
@@ -154,9 +186,9 @@ def _future(edit: dict[str, Any]) -> None:
 
 
 def test_crafted_archives_are_refused_with_one_line_and_change_nothing(
-    sites: tuple[Site, Site], backend: str, tmp_path: Path
+    site: Site, backend: str, tmp_path: Path
 ) -> None:
-    station, _ = sites
+    station = site
     station.record(3)
     archive = station.backup(tmp_path / "keys.tar.gz", include_keys=True)
     key = (station.data_dir / BACKUP_KEY_FILE).read_bytes().strip()
@@ -204,15 +236,27 @@ def test_crafted_archives_are_refused_with_one_line_and_change_nothing(
 
 
 def test_a_failed_mac_is_refused_unless_trusted_and_a_keyless_stranger_always(
-    sites: tuple[Site, Site], tmp_path: Path
+    site: Site, stranger: Site, tmp_path: Path
 ) -> None:
-    station, stranger = sites
+    station = site
     station.record(2)
     stranger.record(4)
     own = station.backup(tmp_path / "own.tar.gz", include_keys=False)
     altered = craft(own, tmp_path / "altered.tar.gz", None, manifest=lambda m: m.update(x=1))
     with pytest.raises(BackupError, match="MAC does not match this station's backup key"):
         station.restore(altered)
+
+    def first_format(manifest: dict[str, Any]) -> None:
+        manifest.update(format=1)
+        for name in ("members", "station", "includes_secrets"):
+            manifest.pop(name)
+
+    legacy = craft(own, tmp_path / "legacy.tar.gz", None, manifest=first_format)
+    with pytest.raises(BackupError, match="MAC does not match .* --trust-archive"):
+        station.restore(legacy)  # an archive of an earlier release carries no MAC
+    station.record(1)
+    station.restore(legacy, trust_archive=True)
+    assert station.audit_rows() == 2
 
     keyed = stranger.backup(tmp_path / "stranger-keys.tar.gz", include_keys=True)
     with pytest.raises(BackupError, match="MAC does not match"):
@@ -233,17 +277,16 @@ def test_a_failed_mac_is_refused_unless_trusted_and_a_keyless_stranger_always(
     ).read_bytes()
 
 
-@pytest.mark.parametrize("with_keys", [False, True], ids=["same-station", "keys"])
 def test_a_kill_at_every_step_leaves_the_old_or_the_new_station(
-    sites: tuple[Site, Site], backend: str, tmp_path: Path, with_keys: bool
+    site: Site, stranger: Site, backend: str, tmp_path: Path
 ) -> None:
-    station, stranger = sites
-    source = stranger if with_keys else station
-    source.record(3)
-    archive = source.backup(tmp_path / "archive.tar.gz", include_keys=with_keys)
-    if with_keys:  # a new machine given the old station's backup key first
-        key = (stranger.data_dir / BACKUP_KEY_FILE).read_bytes()
-        (station.data_dir / BACKUP_KEY_FILE).write_bytes(key)
+    # The hardest switch: another station's archive with its keys, so the database, all three
+    # keys, the checkpoint log and the checkpoints set aside must all change together.
+    station = site
+    stranger.record(3)
+    archive = stranger.backup(tmp_path / "archive.tar.gz", include_keys=True)
+    key = (stranger.data_dir / BACKUP_KEY_FILE).read_bytes()
+    (station.data_dir / BACKUP_KEY_FILE).write_bytes(key)  # given to the new machine first
     steps = [*STEPS[:2], "replayed", *STEPS[2:]] if backend == "postgresql" else list(STEPS)
     for step in steps:
         station.record(1)  # the old station differs from the archive each round
@@ -255,6 +298,8 @@ def test_a_kill_at_every_step_leaves_the_old_or_the_new_station(
 
         with pytest.raises(Killed):
             station.restore(archive, fault=kill)
+        # Verifies with the ledger key and checkpoint log on disk: the database and the files
+        # must belong to the same station (the first switch brings in another ledger key).
         summary = station.verify()  # finishes (or drops) the interrupted switch first
         switched = step in ("switched", "moved")
         assert station.audit_rows() == (3 if switched else old_rows), step
@@ -265,10 +310,8 @@ def test_a_kill_at_every_step_leaves_the_old_or_the_new_station(
     assert station.verify().startswith("ok 3 rows")
 
 
-def test_restore_refuses_while_the_worker_beats_unless_forced(
-    sites: tuple[Site, Site], tmp_path: Path
-) -> None:
-    station, _ = sites
+def test_restore_refuses_while_the_worker_beats_unless_forced(site: Site, tmp_path: Path) -> None:
+    station = site
     station.record(1)
     archive = station.backup(tmp_path / "a.tar.gz", include_keys=False)
     station.record(1)
@@ -301,9 +344,9 @@ def _secrets(engine: Engine) -> dict[str, Any]:
 
 
 def test_an_operators_backup_leaves_secrets_out_and_a_restore_keeps_the_stations_own(
-    sites: tuple[Site, Site], tmp_path: Path
+    site: Site, tmp_path: Path
 ) -> None:
-    station, _ = sites
+    station = site
     now = utcnow()
     with begin_write(station.engine) as conn:
         boss = create_user(conn, username="boss", role="admin", password="correct horse battery")
@@ -374,3 +417,19 @@ def test_an_operators_backup_leaves_secrets_out_and_a_restore_keeps_the_stations
     with tarfile.open(admin) as tar:
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
     assert manifest["includes_secrets"] is True and manifest["left_out"] == []
+
+
+def test_a_pending_switch_waits_while_the_database_cannot_be_read(tmp_path: Path) -> None:
+    staging = tmp_path / ".restore-x"
+    staging.mkdir()
+    (staging / "audit_ledger_key").write_text("k" * 64)
+    plan = {"staging": staging.name, "files": [["audit_ledger_key", "audit_ledger_key"]]}
+    (tmp_path / PLAN_FILE).write_text(json.dumps({**plan, "audit_head": [1, 1, "h"]}))
+    unreachable = "postgresql+psycopg://station@127.0.0.1:1/alertstation?connect_timeout=5"
+    # Deciding now could drop the keys of a database that did switch: nothing is touched.
+    assert finish_pending_restore(tmp_path, unreachable) == "pending"
+    assert (tmp_path / PLAN_FILE).exists() and (staging / "audit_ledger_key").exists()
+    # No database at all (SQLite file absent): the switch never happened; the plan goes.
+    assert finish_pending_restore(tmp_path, f"sqlite:///{tmp_path / 'none.db'}") == "discarded"
+    assert not (tmp_path / PLAN_FILE).exists() and not staging.exists()
+    assert not (tmp_path / "audit_ledger_key").exists()

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, create_engine, inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 PLAN_FILE: Final[str] = "restore-pending.json"
+RESOLVED: Final[tuple[str, ...]] = ("completed", "discarded")
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,10 @@ def drop_plan(data_dir: Path, plan: dict[str, Any]) -> None:
 
 
 def database_head(database_url: str) -> AuditHead | None:
-    """Return the ledger head of the configured database, None when it cannot be read."""
+    """Return the ledger head of the configured database; None when there is no database.
+
+    Raises SQLAlchemyError when a database is there but cannot be read now.
+    """
     if database_url.startswith("sqlite"):
         path = database_url.split("///", 1)[-1]
         if not Path(path).is_file():
@@ -88,18 +92,27 @@ def database_head(database_url: str) -> AuditHead | None:
     try:
         with engine.connect() as conn:
             return audit_head(conn)
-    except SQLAlchemyError:
-        return None
     finally:
         engine.dispose()
 
 
 def finish_pending_restore(data_dir: Path, database_url: str) -> str | None:
-    """Complete or discard a killed restore; return "completed", "discarded" or None."""
+    """Complete or discard a killed restore; return "completed", "discarded" or None.
+
+    While the database cannot be read (a PostgreSQL server still starting), nothing is decided:
+    the plan stays for the next command and "pending" is returned.
+    """
     plan = read_plan(data_dir)
     if plan is None:
         return None
-    head = database_head(database_url)
+    try:
+        head = database_head(database_url)
+    except SQLAlchemyError as ex:
+        log.warning(
+            "a restore was interrupted; the database cannot be read to finish it: %s",
+            str(ex).splitlines()[0] if str(ex) else type(ex).__name__,
+        )
+        return "pending"
     switched = head is not None and list(head) == list(plan["audit_head"])
     if switched:
         move_staged_files(data_dir, plan)

@@ -27,6 +27,7 @@ from alertstation.settings import (
 )
 
 FORMAT: Final[int] = 2
+LEGACY_FORMAT: Final[int] = 1  # before the MAC and the member listing: restored only if trusted
 MANIFEST: Final[str] = "manifest.json"
 MAC_MEMBER: Final[str] = "manifest.mac"
 SQLITE_COPY: Final[str] = "database.sqlite3"
@@ -158,8 +159,10 @@ def unpack(path: Path, folder: Path) -> tuple[dict[str, Any], bytes, str]:
         manifest = json.loads(manifest_bytes)
     except ValueError as ex:
         raise BackupError(f"{path} has no readable manifest") from ex
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") not in (FORMAT, LEGACY_FORMAT):
         raise BackupError(f"{path} is not a backup of this format (format {FORMAT})")
+    if manifest["format"] == LEGACY_FORMAT:
+        return manifest, manifest_bytes, ""  # no MAC to check: refused unless trusted
     mac = (folder / MAC_MEMBER).read_text("ascii", "replace").strip() if MAC_MEMBER in seen else ""
     listed = manifest.get("members")
     if not isinstance(listed, dict):
