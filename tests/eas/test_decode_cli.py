@@ -102,6 +102,8 @@ def test_wired_into_the_alertstation_command() -> None:
     args = parser.parse_args(["eas", "decode", "--eom", "x.wav"])
     assert args.func.__module__ == "alertstation.eas.decode.cli"
     assert args.files == ["x.wav"] and args.eom and not args.json
+    args = parser.parse_args(["eas", "decode", "--text", "--time-zone", "UTC", "x.wav"])
+    assert args.text and args.time_zone == "UTC"
 
 
 def test_end_to_end_python_m_alertstation(expected: dict[str, str]) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -201,5 +204,41 @@ def test_upgrading_a_station_without_a_zoned_schedule_moves_nothing(
             moved = store.record_moved_time_zone(conn, AuditLedger(LEDGER_KEY))
             assert store.station_time_zone(conn).key == "UTC"
         assert moved == ("UTC" if zone else None)
+    finally:
+        engine.dispose()
+
+
+def test_alertstation_migrate_records_the_move(empty_database: str, tmp_path: Any) -> None:
+    engine = make_engine(empty_database)
+    try:
+        command.upgrade(alembic_config(engine), BEFORE)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO eas_rwt_schedule (id, enabled, weekday, time_of_day, time_zone, "
+                    "location_codes, station_id, voice_text) VALUES "
+                    "(1, false, 2, '11:00', 'Pacific/Honolulu', '', 'ALRTSTN', '')"
+                )
+            )
+        env = {
+            **os.environ,
+            "DATABASE_URL": empty_database,
+            "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+            "AUDIT_LEDGER_KEY": LEDGER_KEY,
+            "ALERTSTATION_LOG_FORMAT": "text",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "alertstation", "migrate"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "time zone Pacific/Honolulu is now the station time zone" in done.stdout
+        with engine.connect() as conn:
+            (row,) = conn.execute(select(audit_logs)).all()
+            assert store.station_time_zone(conn).key == "Pacific/Honolulu"
+        assert json.loads(row.details)["moved_from"] == "weekly_test_schedule"
     finally:
         engine.dispose()
