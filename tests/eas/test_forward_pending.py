@@ -15,6 +15,7 @@ from alembic import command
 
 from alertstation.db import make_engine
 from alertstation.db.migrate import alembic_config, upgrade_to_head
+from alertstation.eas.forward import pending
 from alertstation.eas.forward import service as forward
 from alertstation.eas.forward.rulebook import get_rule_book
 from tests.eas.test_forward_support import (
@@ -174,3 +175,25 @@ def test_a_2_10_station_keeps_what_it_forwarded(empty_database: str) -> None:
         }
     finally:
         engine.dispose()
+
+
+def test_a_waiting_alert_that_is_cancelled_is_withdrawn(station: StationHarness) -> None:
+    st = station.app.station
+    configure(st, forward_events=())
+    now = station.clock.now
+    ingest(st, tornado(station), now)
+    forward.forward_job(st)
+    cancel = cap_message(
+        "tor-can",
+        later(now, minutes=1),
+        expires=later(now, minutes=70),
+        msg_type="Cancel",
+        vtec_strings=[vtec("CAN", 7, now, later(now, minutes=70))],
+        refs=[("tor", now)],
+    )
+    ingest(st, cancel, later(now, minutes=1))
+    station.clock.advance(minutes=1)
+    forward.forward_job(st)
+    with station.engine.connect() as conn:
+        assert pending.list_open(conn) == []
+    assert queue_states(station.engine)["tor"] == ("skipped", "alert is cancelled")

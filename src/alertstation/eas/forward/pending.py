@@ -11,7 +11,8 @@ A message whose rule says ``manual`` waits here for an operator; ``hold`` N wait
 Each act is audited (``eas.pending.forward`` / ``.hold`` / ``.reject``) in the transaction
 that makes it. A waiting or held message whose valid time passes (``expires_at``: the alert's
 expiry, or a received header's issue time plus purge) is dropped as ``expired`` by
-:func:`run_due` (the forward job calls it first) and never airs.
+:func:`run_due` (the forward job calls it first) and never airs; a CAP forward whose alert was
+cancelled, ended or left the broadcast area meanwhile is ``withdrawn`` with the reason.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, select, update
 
+from alertstation.alerts.airing_guard import refusal
 from alertstation.alerts.tables import eas_forward_queue
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
-from alertstation.eas.forward.config import get_forward_settings
+from alertstation.eas.forward.config import MAX_AGE_LIMIT, get_forward_settings
 from alertstation.eas.forward.relay import air_received, recorded_audio
 from alertstation.eas.forward.rules import HOLD, Decision
 from alertstation.eas.forward.tables import eas_pending
@@ -41,6 +43,7 @@ HELD: Final[str] = "held"
 FORWARDED: Final[str] = "forwarded"
 REJECTED: Final[str] = "rejected"
 EXPIRED: Final[str] = "expired"
+WITHDRAWN: Final[str] = "withdrawn"
 OPEN_STATES: Final[tuple[str, str]] = (WAITING, HELD)
 #: The forward-queue state of a CAP forward that waits here.
 AWAITING: Final[str] = "awaiting"
@@ -199,7 +202,17 @@ def act(station: Station, item_id: int, action: str, actor: Actor) -> dict[str, 
     return item_as_dict(done)
 
 
-def _close(conn: Connection, row: Any, state: str, by: str | None, now: datetime) -> None:
+def _withdrawn(conn: Connection, queue_id: int, now: datetime) -> str:
+    """Return why a parked CAP forward can no longer air (cancelled, ended, left the area)."""
+    alert_id = conn.execute(select(_q.alert_id).where(_q.id == queue_id)).scalar()
+    if alert_id is None:
+        return "its alert is gone"
+    return refusal(conn, alert_id, now, max_age_minutes=MAX_AGE_LIMIT, forward_events=None, now=now)
+
+
+def _close(
+    conn: Connection, row: Any, state: str, by: str | None, now: datetime, reason: str = ""
+) -> None:
     """Move an open item to ``state`` (held keeps it open, without its countdown)."""
     conn.execute(
         update(eas_pending)
@@ -210,6 +223,8 @@ def _close(conn: Connection, row: Any, state: str, by: str | None, now: datetime
     )
     if state == FORWARDED:
         _requeue(conn, row.queue_id, now)
+    elif state == WITHDRAWN:
+        _skip(conn, row.queue_id, reason)
     elif state in (REJECTED, EXPIRED):
         _skip(conn, row.queue_id, f"{state} on the approval queue" + (f" by {by}" if by else ""))
 
@@ -247,6 +262,13 @@ def run_due(station: Station) -> list[str]:
         ).all():
             _close(conn, row, EXPIRED, None, now)
             lines.append(f"pending {row.id} expired: {row.header}")
+        for row in conn.execute(
+            select(eas_pending).where(_p.state.in_(OPEN_STATES), _p.queue_id.is_not(None))
+        ).all():
+            reason = _withdrawn(conn, row.queue_id, now)
+            if reason:
+                _close(conn, row, WITHDRAWN, None, now, reason)
+                lines.append(f"pending {row.id} withdrawn ({reason}): {row.header}")
         for row in conn.execute(
             select(eas_pending).where(_p.state == WAITING, _p.air_at.is_not(None), _p.air_at <= now)
         ).all():

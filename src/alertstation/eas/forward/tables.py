@@ -21,7 +21,8 @@ instant (UTC) last aired or passed over, so a restart or a clock jump never airs
 ``forward``, its ``eas_forward_queue`` entry parked as ``awaiting``) or a received SAME message
 (``relay``, its recording in ``audio_path``). ``state`` is ``waiting`` (``air_at`` set for a hold,
 null for manual approval), ``held`` (an operator stopped the countdown), or a final state:
-``forwarded``, ``rejected`` or ``expired`` (its valid time ``expires_at`` passed first).
+``forwarded``, ``rejected``, ``expired`` (its valid time ``expires_at`` passed first) or
+``withdrawn`` (its CAP alert was cancelled, ended or left the area meanwhile).
 """
 
 from sqlalchemy import (
