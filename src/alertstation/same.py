@@ -456,3 +456,13 @@ def _split_tail(tail: str) -> tuple[timedelta, IssueTime, str]:
 def is_eom(text: str) -> bool:
     """Return True for the end-of-message code ``NNNN``."""
     return text == EOM_CODE
+
+
+#: National messages: the Emergency Action Notification and the National Periodic Test. A
+#: station airs them at once, ahead of anything else, and relays them whole (47 CFR 11.54).
+NATIONAL_EVENTS: Final[frozenset[str]] = frozenset({"EAN", "NPT"})
+
+
+def is_national(header: str) -> bool:
+    """Return True when a header text's event field is EAN or NPT (``ZCZC-ORG-EEE-…``)."""
+    return header[9:12] in NATIONAL_EVENTS and header.startswith("ZCZC-")

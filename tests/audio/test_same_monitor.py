@@ -16,6 +16,7 @@ from alertstation.audio.sources import SourceConfig, create_source
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
 from alertstation.eas.audio import render_message
+from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.eas.tables import eas_archive
 from alertstation.same import SameHeader
 from tests.support import StationHarness
@@ -92,9 +93,11 @@ def test_a_header_is_stored_with_its_audio_and_a_repeat_is_a_duplicate(
 def test_a_relaying_source_airs_the_message_with_the_stations_own_header_once(
     audio_station: StationHarness,
 ) -> None:
+    source = a_source(audio_station, "relayed", relay=True)
     with begin_write(audio_station.engine) as conn:
         set_alert_settings(conn, zone_codes=["039173"])
-    source = a_source(audio_station, "relayed", relay=True)
+        book = {"rules": [{"sources": [f"audio:{source}"], "mode": "auto"}]}
+        save_rule_book(conn, book, by="test", now=audio_station.clock())
     monitor = SameMonitor(audio_station.app.station, RATE)
     audio = message_audio(header_text())
     feed(monitor, source, audio)

@@ -14,7 +14,9 @@ def test_create_preview_send_and_archive(
 ) -> None:
     create_user(live_server, "ops", "operator", PASSWORD)
     sign_in(page, live_server, "ops", PASSWORD)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="EAS").click()
+    menu = page.get_by_role("navigation", name="Main")
+    menu.get_by_text("EAS", exact=True).click()
+    menu.get_by_role("link", name="Send a message").click()
     page.wait_for_url("**/eas/manual")
     expect(page.get_by_role("heading", level=1)).to_have_text("Manual EAS")
 

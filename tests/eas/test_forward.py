@@ -23,7 +23,7 @@ from alertstation.eas import voice
 from alertstation.eas.audio import read_wav, render_message
 from alertstation.eas.decode import decode_pcm
 from alertstation.eas.forward import service as forward
-from alertstation.eas.forward.config import save_forward_settings
+from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.eas.forward.service import process_queue
 from alertstation.same import SameHeader
 from tests.eas.test_forward_support import (
@@ -224,7 +224,7 @@ def test_an_upgrade_airs_the_new_event_although_the_old_chain_ended(
         event="Tornado Watch",
         vtec_strings=[vtec("NEW", 100, now, end, sig="A")],
     )
-    assert not ingest(st, watch, now).queued  # TOA is not forwarded here
+    ingest(st, watch, now)  # queued for the rules; no rule airs TOA here
     upgrade = cap_message(
         "tor-upg",
         later(now, minutes=5),
@@ -238,33 +238,36 @@ def test_an_upgrade_airs_the_new_event_although_the_old_chain_ended(
     )
     assert ingest(st, upgrade, later(now, minutes=5)).queued
     station.clock.advance(minutes=5)
-    (outcome,) = process_queue(st)
-    assert outcome.outcome == "aired" and outcome.identifier == "tor-upg"
+    (outcome,) = [o for o in process_queue(st) if o.identifier == "tor-upg"]
+    assert outcome.outcome == "aired"
     assert SameHeader.parse(outcome.detail).purge == timedelta(minutes=45)
 
 
 def test_area_and_event_changes_after_queueing_are_honoured(station: StationHarness) -> None:
     st = station.app.station
+    now = station.clock.now
     configure(st)
     ingest(st, tornado(station, "a"), station.clock.now)
     ingest(st, tornado(station, "b", vtec_strings=[]), station.clock.now)
     with begin_write(station.engine) as conn:
-        set_alert_settings(conn, forward_events=["SVR"])
-    first = process_queue(st, limit=1)
-    assert [(o.identifier, o.detail) for o in first] == [("a", "event not in the forward list")]
+        save_rule_book(conn, {"rules": [{"events": ["SVR"], "mode": "auto"}]}, by="t", now=now)
+    (first,) = process_queue(st, limit=1)
+    assert (first.identifier, first.outcome) == ("a", "awaiting")
+    assert first.detail.startswith("manual by default: pending ")
     with begin_write(station.engine) as conn:
-        set_alert_settings(conn, zone_codes=["040027"], forward_events=["TOR"])
+        save_rule_book(conn, {"rules": [{"events": ["TOR"], "mode": "auto"}]}, by="t", now=now)
+        set_alert_settings(conn, zone_codes=["040027"])
     (second,) = process_queue(st)
     assert (second.identifier, second.detail) == ("b", "outside the broadcast area")
     assert archived(station.engine) == []
 
 
-def test_auto_forward_off_skips_what_waits(station: StationHarness) -> None:
+def test_with_no_rule_matching_the_default_waits_for_approval(station: StationHarness) -> None:
     st = station.app.station
-    configure(st, enabled=False)
+    configure(st, forward_events=())
     ingest(st, tornado(station), station.clock.now)
     (outcome,) = process_queue(st)
-    assert (outcome.outcome, outcome.detail) == ("skipped", "auto-forward is off")
+    assert (outcome.outcome, outcome.detail[:18]) == ("awaiting", "manual by default:")
     assert archived(station.engine) == []
     assert process_queue(st) == []
 
@@ -400,25 +403,6 @@ def test_forward_job_logs_each_outcome(
         forward.forward_job(st)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("auto-forward:")]
     assert len(lines) == 1 and " tor-new TOR aired: ZCZC-WXR-TOR-040109+" in lines[0]
-
-
-def test_switching_off_while_rendering_stops_the_air(
-    station: StationHarness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    st = station.app.station
-    configure(st)
-    ingest(st, tornado(station), station.clock.now)
-    real_render = forward.render_message
-
-    def render_while_switched_off(*args: Any, **kwargs: Any) -> Any:
-        with begin_write(station.engine) as conn:
-            save_forward_settings(conn, {"enabled": False}, by="test", now=station.clock.now)
-        return real_render(*args, **kwargs)
-
-    monkeypatch.setattr(forward, "render_message", render_while_switched_off)
-    (outcome,) = process_queue(st)
-    assert (outcome.outcome, outcome.detail) == ("skipped", "auto-forward is off")
-    assert archived(station.engine) == []
 
 
 def test_a_render_that_fails_marks_the_entry_failed(

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from alertstation.alerts.service import set_alert_settings
 from alertstation.app import build_station
 from alertstation.cli import main
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
 from alertstation.eas.forward import service as forward
+from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.eas.forward.rwt import save_schedule
 from tests.eas.test_forward_support import (
     archived,
@@ -56,7 +56,8 @@ def queue_two(station: Station) -> None:
     )
     ingest(station, svr, now)
     with begin_write(station.engine) as conn:
-        set_alert_settings(conn, forward_events=["TOR"])
+        book = {"rules": [{"events": ["TOR"], "mode": "auto"}]}
+        save_rule_book(conn, book, by="test", now=station.clock())
 
 
 def test_forward_once_prints_one_line_per_entry(
@@ -71,7 +72,7 @@ def test_forward_once_prints_one_line_per_entry(
     assert re.fullmatch(
         r"\d+ tor-cli TOR aired: ZCZC-WXR-TOR-040109\+0045-\d{7}-ALRTSTN -", lines[0]
     )
-    assert re.fullmatch(r"\d+ svr-cli SVR skipped: event not in the forward list", lines[1])
+    assert re.fullmatch(r"\d+ svr-cli SVR awaiting: manual by default: pending \d+", lines[1])
     assert len(archived(station.engine)) == 1
     assert run(["eas", "forward", "--once"], capsys)[:2] == (0, ["nothing pending"])
 

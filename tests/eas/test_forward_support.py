@@ -21,6 +21,7 @@ from alertstation.audit.tables import audit_logs
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.forward.config import save_forward_settings
+from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.eas.forward.tables import eas_forward_airings
 from alertstation.eas.tables import eas_archive
 
@@ -116,11 +117,16 @@ def configure(
     forward_events: Iterable[str] = ("TOR", "SVR"),
     **forward: Any,
 ) -> None:
-    """Set the broadcast area, the forwarded events and the auto-forward settings."""
+    """Set the broadcast area, the forwarding settings and a rule airing ``forward_events``.
+
+    The rules are what a station upgraded from 2.10 with auto-forward on gets.
+    """
     with begin_write(station.engine) as conn:
         set_alert_settings(conn, zone_codes=list(zone_codes), forward_events=list(forward_events))
-        changes = {"enabled": True, "include_voice": False, **forward}
+        changes = {"include_voice": False, **forward}
         save_forward_settings(conn, changes, by="test", now=station.clock())
+        rules = [{"events": list(forward_events), "mode": "auto"}] if forward_events else []
+        save_rule_book(conn, {"rules": rules}, by="test", now=station.clock())
 
 
 def queue_states(engine: Engine) -> dict[str, tuple[str, str]]:

@@ -56,7 +56,7 @@ def refusal(
     queued_at: datetime,
     *,
     max_age_minutes: int,
-    forward_events: Iterable[str],
+    forward_events: Iterable[str] | None,
     now: datetime,
 ) -> str:
     """Return why the queued alert ``alert_id`` must not air now, or "" when it may.

@@ -413,12 +413,15 @@ def live_codes(states: Mapping[int, dict[str, CodeState]]) -> set[str]:
     }
 
 
-def forward_refusal(alert: Alert, *, state: str, in_area: bool, events: Iterable[str]) -> str:
+def forward_refusal(
+    alert: Alert, *, state: str, in_area: bool, events: Iterable[str] | None
+) -> str:
     """Return why an alert must not go on the forward queue, or "" when it should.
 
-    Only an active, in-area, ``Actual`` alert whose SAME event code is configured for
-    forwarding goes; never a Cancel, never a message carrying a CAN or EXP action, never a
-    message that only upgrades (UPG) an old event, never a continuation (CON, EXT, COR, ROU).
+    Only an active, in-area, ``Actual`` alert goes (with ``events``, only one whose SAME event
+    code is among them; None lets every event through to the forwarding rules); never a
+    Cancel, never a message carrying a CAN or EXP action, never a message that only upgrades
+    (UPG) an old event, never a continuation (CON, EXT, COR, ROU).
     """
     # The checks in this order; the first that hits names the reason (each reason is built
     # only when its check hits: this runs for every stored message of a batch).
@@ -437,7 +440,7 @@ def forward_refusal(alert: Alert, *, state: str, in_area: bool, events: Iterable
         return "outside the broadcast area"
     if alert.status != "Actual":
         return f"status {alert.status}"
-    if alert.event_code not in set(events):
+    if events is not None and alert.event_code not in set(events):
         return "event not in the forward list"
     return ""
 

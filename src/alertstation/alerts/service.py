@@ -60,7 +60,8 @@ class AlertSettings:
         return Matchers(
             area=GeocodeMatcher(self.zone_codes),
             storage=GeocodeMatcher(self.storage_zone_codes),
-            forward_events=frozenset(self.forward_events),
+            # Every event reaches the forwarding rules (eas.forward.rules), which decide.
+            forward_events=None,
             boundary=self.boundary,
             match_polygons=self.match_polygons,
         )

@@ -47,7 +47,7 @@ class Matchers:
 
     area: GeocodeMatcher
     storage: GeocodeMatcher
-    forward_events: frozenset[str] = field(default_factory=frozenset)
+    forward_events: frozenset[str] | None = field(default_factory=frozenset)
     boundary: Boundary | None = None
     match_polygons: bool = False
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import falcon
 from sqlalchemy import select
 
-from alertstation.audio import alerts, archive
-from alertstation.audio.resources import received_as_dict
+from alertstation.audio import alerts, archive, received
 from alertstation.audio.settings import get_audio_settings
 from alertstation.audio.sources import list_sources, source_as_dict
 from alertstation.audio.tables import audio_sources, received_eas_messages
@@ -89,10 +88,13 @@ class ReceivedPage:
                 .limit(PAGE_ROWS)
             ).all()
             names = dict(conn.execute(select(audio_sources.c.id, audio_sources.c.name)).all())
+            messages = received.received_view(conn, list(rows))
+            refused = received.list_refused(conn)
         self._station.templates.page(
             req,
             resp,
             "eas_received.html",
-            messages=[received_as_dict(row) for row in rows],
+            messages=messages,
+            refused=refused,
             names=names,
         )

@@ -14,7 +14,7 @@ from typing import Any
 import falcon
 from sqlalchemy import func, select
 
-from alertstation.audio import alerts, archive
+from alertstation.audio import alerts, archive, received
 from alertstation.audio.preflight import PreflightGate, PreflightResult
 from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.settings import (
@@ -401,23 +401,6 @@ class ResolveAll:
 # --- received EAS messages --------------------------------------------------------------------
 
 
-def received_as_dict(row: Any) -> dict[str, Any]:
-    """Return the JSON form of a received message."""
-    return {
-        "id": row.id,
-        "source_id": row.source_id,
-        "header": row.header,
-        "event_code": row.event_code,
-        "received_at": row.received_at.isoformat(),
-        "bursts": row.bursts,
-        "duplicate": bool(row.duplicate),
-        "audio_seconds": row.audio_seconds,
-        "audio_url": f"/api/eas/received/{row.id}/audio" if row.audio_path else None,
-        "relay": row.relay,
-        "relay_message_id": row.relay_message_id,
-    }
-
-
 class ReceivedCollection:
     """GET /api/eas/received?limit=&offset=: received SAME messages, newest first."""
 
@@ -437,8 +420,9 @@ class ReceivedCollection:
                 .offset(offset)
             ).all()
             count = int(total.scalar_one())
+            items = received.received_view(conn, list(rows))
         resp.media = {
-            "items": [received_as_dict(row) for row in rows],
+            "items": items,
             "total": count,
             "limit": limit,
             "offset": offset,
@@ -574,3 +558,27 @@ class SettingsResource:
                     details={"fields": changed},
                 )
         resp.media = {**saved.as_dict(), "changed": changed}
+
+
+class ReceivedAction:
+    """POST /api/eas/received/{id}/forward and /acknowledge (eas.broadcast, audited)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post_forward(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        resp.media = received.forward(self._station, message_id, Actor.from_request(req))
+
+    def on_post_ack(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        resp.media = received.acknowledge(self._station, message_id, Actor.from_request(req))
+
+
+class ReceivedRefused:
+    """GET /api/eas/received/refused: headers read exactly but refused under 11.31."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = {"items": received.list_refused(conn)}

@@ -10,6 +10,7 @@ from alertstation.http.routing import Route, permission
 RECEIVERS_CONFIGURE = permission("receivers.configure")
 CONFIGURE = permission("system.configure")
 VIEW_CONFIG = permission("system.view_config")
+BROADCAST = permission("eas.broadcast")
 ALERTS = "/api/audio/alerts"
 SOURCES = "/api/audio/sources"
 RECEIVERS = "/api/radio/receivers"
@@ -69,6 +70,32 @@ def routes(station: Station) -> list[Route]:
             r.ReceivedAudio(station),
             VIEW_CONFIG,
             summary="The recorded audio of a received message",
+        ),
+    ]
+    act = r.ReceivedAction(station)
+    received += [
+        Route(
+            "GET",
+            "/api/eas/received/refused",
+            r.ReceivedRefused(station),
+            VIEW_CONFIG,
+            summary="Headers read exactly but refused under 11.31, with the rule broken",
+        ),
+        Route(
+            "POST",
+            "/api/eas/received/{message_id:int}/forward",
+            act,
+            BROADCAST,
+            suffix="forward",
+            summary="Forward a received message now (through its approval item); audited",
+        ),
+        Route(
+            "POST",
+            "/api/eas/received/{message_id:int}/acknowledge",
+            act,
+            BROADCAST,
+            suffix="ack",
+            summary="Acknowledge a received message (a waiting one is rejected); audited",
         ),
     ]
     audio_settings = r.SettingsResource(station)

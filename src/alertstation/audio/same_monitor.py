@@ -10,12 +10,15 @@ valid header:
   from any source, within its purge time;
 * the audio after the header bursts is recorded until the EOM (at most two minutes) into
   ``<data dir>/received/<id>.wav``;
-* then, when the source relays, the message is not a duplicate, not an excluded test, and its
-  location codes fall in the station's area, it airs as an EAS station relays: the station's own
-  header (same event, codes, purge and issue time, its own station id), the attention signal,
-  the received audio, EOM, through the airing queue; audited ``eas.broadcast`` by ``relay``.
+* then, when the source relays (its master switch), the message is not a duplicate, not an
+  excluded test, and its location codes fall in the station's area, the forwarding rules decide
+  (:mod:`alertstation.eas.forward.rules`): ``auto`` airs it as an EAS station relays (the
+  station's own header with the same event, codes, purge and issue time, the attention signal,
+  the received audio, EOM, through the airing queue; audited ``eas.broadcast`` by ``relay``);
+  ``manual`` and ``hold`` put it on the approval queue (:mod:`alertstation.eas.forward.pending`).
 
-A received EOM alone never airs; it ends the recording.
+A received EOM alone never airs; it ends the recording. A header read exactly (two identical
+bursts) but refused under 47 CFR 11.31 is kept in ``received_eas_refused`` with the reason.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, field, replace
+from collections import Counter, deque
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -34,17 +37,20 @@ from sqlalchemy import insert, select, update
 
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.service import get_alert_settings
+from alertstation.audio.received import store_refused
 from alertstation.audio.settings import get_audio_settings
 from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.eas import archive
-from alertstation.eas.airing import onair
-from alertstation.eas.audio import render_message, write_wav
-from alertstation.eas.decode import Decoded, SameStreamDecoder
+from alertstation.eas.audio import write_wav
+from alertstation.eas.decode import Decoded, Rejected, RejectedHandler, SameStreamDecoder
+from alertstation.eas.forward import pending
 from alertstation.eas.forward.config import get_forward_settings
-from alertstation.same import SameHeader
+from alertstation.eas.forward.relay import RELAY_ACTOR, air_received, own_header
+from alertstation.eas.forward.rulebook import get_rule_book
+from alertstation.eas.forward.rules import AUTO, Subject, decide
+from alertstation.same import NATIONAL_EVENTS, SameHeader
 
 log = logging.getLogger("alertstation.audio.same")
 
@@ -54,9 +60,10 @@ MAX_AUDIO_SECONDS: Final[float] = 120.0
 LOOKBACK_SECONDS: Final[float] = 30.0
 #: Events never relayed automatically: the weekly test airs on the station's own schedule.
 DEFAULT_EXCLUDED_EVENTS: Final[frozenset[str]] = frozenset({"RWT"})
-RELAY_ACTOR: Final[str] = "relay"
 #: How long the EAS-monitor settings are cached between reads.
 SETTINGS_SECONDS: Final[float] = 5.0
+#: What the decoder's refusal says of a header whose bursts agreed but which 11.31 refuses.
+EXACT_BUT_REFUSED: Final[str] = " identical bursts, but "
 _R = received_eas_messages.c
 
 
@@ -103,8 +110,8 @@ class _Recording:
 
 
 class _SourceState:
-    def __init__(self, sample_rate: int) -> None:
-        self.decoder = SameStreamDecoder(sample_rate)
+    def __init__(self, sample_rate: int, on_rejected: RejectedHandler | None = None) -> None:
+        self.decoder = SameStreamDecoder(sample_rate, on_rejected=on_rejected)
         self.recent: deque[tuple[int, np.ndarray]] = deque()
         self.recording: _Recording | None = None
 
@@ -147,7 +154,9 @@ class SameMonitor:
         if state is None or first == 0:
             if state is not None and state.recording is not None:
                 self._finish(source_id, state.recording)
-            state = self._sources[source_id] = _SourceState(self.sample_rate)
+            state = self._sources[source_id] = _SourceState(
+                self.sample_rate, lambda rejected: self.refused(source_id, rejected)
+            )
         self._remember(state, samples, first)
         if state.recording is not None:
             state.recording.add(samples, first)
@@ -181,6 +190,15 @@ class SameMonitor:
         state.recording = recording
 
     # --- storage ------------------------------------------------------------------------------
+
+    def refused(self, source_id: int, rejected: Rejected) -> None:
+        """Keep a header read exactly (two identical bursts) but refused under 11.31."""
+        if rejected.kind != "header" or EXACT_BUT_REFUSED not in rejected.reason:
+            return  # bursts that disagree are noise, not a header the station refused
+        text, _ = Counter(rejected.texts).most_common(1)[0]
+        with begin_write(self.station.engine) as conn:
+            store_refused(conn, source_id, text, rejected.reason, self.station.clock())
+        log.warning("SAME header from source %s refused: %s (%s)", source_id, text, rejected.reason)
 
     def store(self, source_id: int, header: SameHeader, bursts: int) -> int:
         """Store a received header; mark it duplicate when heard within its purge time."""
@@ -247,7 +265,7 @@ class SameMonitor:
             return "duplicate"
         if source is None or not source.relay_enabled:
             return "relay is off for this source"
-        if header.event in self.excluded_events:
+        if header.event in self.excluded_events and header.event not in NATIONAL_EVENTS:
             return f"event {header.event} is excluded from relay"
         try:
             in_area = GeocodeMatcher(zone_codes).matches(header.locations)
@@ -258,7 +276,10 @@ class SameMonitor:
         return None
 
     def relay(self, source_id: int, message_id: int, header: SameHeader, audio: Any) -> None:
-        """Air a received message with the station's own header, when it may relay."""
+        """Air a received message with the station's own header, as the forwarding rules say.
+
+        A rule of mode ``manual`` or ``hold`` puts it on the approval queue instead.
+        """
         reason = self.relay_refusal(source_id, message_id, header)
         if reason is not None:
             self._note(message_id, f"not relayed: {reason}", only_if_empty=True)
@@ -266,34 +287,49 @@ class SameMonitor:
         station = self.station
         with station.engine.connect() as conn:
             forward = get_forward_settings(conn)
-        own = replace(header, station=forward.station_id)
-        samples = render_message(
+            book = get_rule_book(conn)
+        own = own_header(header, forward)
+        source = f"audio:{source_id}"
+        decision = decide(book, Subject(header.event, header.org, source, header.locations))
+        if decision.mode.mode != AUTO:
+            with begin_write(station.engine) as conn:
+                now = station.clock()
+                item = pending.park(
+                    conn,
+                    origin="relay",
+                    source=source,
+                    header=own.encode(),
+                    event_code=header.event,
+                    decision=decision,
+                    now=now,
+                    expires_at=pending.valid_until(header, now),
+                    received_id=message_id,
+                    audio_path=f"{message_id}.wav",
+                )
+            self._note(
+                message_id, f"awaiting approval: {decision.mode.mode} by {decision.rule} ({item})"
+            )
+            return
+        aired_id = air_received(
+            station,
             own,
-            sample_rate=self.sample_rate,
-            attention_seconds=forward.attention_seconds,
-            voice=audio if getattr(audio, "size", 0) else None,
-            attention="nwr" if forward.nwr_tone else "eas",
+            audio,
+            self.sample_rate,
+            forward,
+            actor=Actor.system(RELAY_ACTOR),
+            target=f"received_eas_message:{message_id}",
+            details={
+                "received_header": header.encode(),
+                "source_id": source_id,
+                "rule": decision.rule,
+            },
         )
-        message = archive.AiredMessage(own.encode(), samples, self.sample_rate)
-        row = onair.air_message(station, message, aired_by=RELAY_ACTOR, origin="forward")
-        aired_id = int(row["id"])
         with begin_write(station.engine) as conn:
             conn.execute(
                 update(received_eas_messages)
                 .where(_R.id == message_id)
                 .values(relay=f"relayed as {own.encode()}", relay_message_id=aired_id)
             )
-        archive.audit_broadcast(
-            station,
-            Actor.system(RELAY_ACTOR),
-            f"received_eas_message:{message_id}",
-            {
-                "header": own.encode(),
-                "received_header": header.encode(),
-                "message_id": aired_id,
-                "source_id": source_id,
-            },
-        )
 
     def _note(self, message_id: int, note: str, *, only_if_empty: bool = False) -> None:
         query = update(received_eas_messages).where(_R.id == message_id)

@@ -106,8 +106,26 @@ received_eas_messages = Table(
     Column("audio_seconds", Float, nullable=True),
     Column("relay", String(ERROR_WIDTH), nullable=True),
     Column("relay_message_id", Integer, nullable=True),
+    Column("acknowledged_by", String(64), nullable=True),
+    Column("acknowledged_at", UTCDateTime, nullable=True),
     Index("ix_received_eas_messages_message_key", "message_key"),
     Index("ix_received_eas_messages_received_at", "received_at"),
+)
+
+# Headers the monitor read exactly (two identical bursts) but refused under 47 CFR 11.31, with
+# the rule each broke (a purge of +0000, an impossible issue time, ...): never acted on, listed
+# on the received-messages page. The monitor keeps the newest ``REFUSED_KEEP`` rows.
+received_eas_refused = Table(
+    "received_eas_refused",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "source_id", Integer, ForeignKey("audio_sources.id", ondelete="SET NULL"), nullable=True
+    ),
+    Column("header", String(HEADER_WIDTH), nullable=False),
+    Column("reason", String(ERROR_WIDTH), nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Index("ix_received_eas_refused_received_at", "received_at"),
 )
 
 # The audio monitoring settings: one row (id 1) of JSON (see ``alertstation.audio.settings``).
@@ -126,4 +144,5 @@ __all__ = [
     "audio_sources",
     "metadata",
     "received_eas_messages",
+    "received_eas_refused",
 ]

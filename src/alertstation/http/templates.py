@@ -28,8 +28,10 @@ def web_dir() -> Path:
 NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Overview", "/", None, None),
     ("Alerts", "/alerts", None, None),
-    ("EAS", "/eas/manual", "eas.broadcast", None),
-    ("Auto-forward", "/eas/forward", "system.view_config", "Station"),
+    ("Send a message", "/eas/manual", "eas.broadcast", "EAS"),
+    ("Received messages", "/eas/received", "system.view_config", "EAS"),
+    ("Approval queue", "/eas/pending", "system.view_config", "EAS"),
+    ("Forwarding", "/eas/forward", "system.view_config", "EAS"),
     ("Zones", "/admin/zones", "system.view_config", "Station"),
     ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
     ("Boundary", "/admin/boundary", "system.configure", "Station"),

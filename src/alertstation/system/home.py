@@ -19,7 +19,7 @@ from alertstation.audio.tables import audio_sources
 from alertstation.context import Station
 from alertstation.eas.airing import settings as airing_settings
 from alertstation.eas.archive import list_rows as list_archive
-from alertstation.eas.forward.config import get_forward_settings
+from alertstation.eas.forward.rulebook import rules_saved
 from alertstation.worker.heartbeat import read_heartbeat
 
 ALERTS_SHOWN = 10
@@ -70,7 +70,6 @@ def _checklist(
 ) -> list[ChecklistItem]:
     alert_settings = get_alert_settings(conn)
     airing = airing_settings.load(conn)
-    forward = get_forward_settings(conn)
     audio = conn.execute(select(func.count()).select_from(audio_sources)).scalar_one()
     return [
         ChecklistItem(
@@ -114,8 +113,8 @@ def _checklist(
         ChecklistItem(
             "forward",
             "Decide what is forwarded",
-            forward.enabled and bool(alert_settings.forward_events),
-            "Auto-forward airs in-area alerts of the chosen events by itself.",
+            rules_saved(conn),
+            "Forwarding rules say what airs by itself, what waits for approval, what is held.",
             "/eas/forward",
             "system.configure",
         ),

@@ -98,3 +98,68 @@
     });
   }
 })();
+
+// Forwarding rules: an ordered list edited in place and saved whole (PUT /api/eas/forward/rules).
+(function () {
+  "use strict";
+  const form = document.getElementById("eas-rules-form");
+  if (!form) return;
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const list = document.getElementById("eas-rules");
+  const template = document.getElementById("eas-rule-template");
+  const status = document.getElementById("eas-rules-status");
+  const book = JSON.parse(form.dataset.book);
+  const LISTS = ["events", "originators", "sources", "areas"];
+
+  function addRule(rule) {
+    const item = template.content.firstElementChild.cloneNode(true);
+    LISTS.forEach(function (name) { item.querySelector('[name="' + name + '"]').value = (rule[name] || []).join(" "); });
+    item.querySelector('[name="mode"]').value = rule.mode || "manual";
+    if (rule.hold_minutes) item.querySelector('[name="hold_minutes"]').value = rule.hold_minutes;
+    list.appendChild(item);
+    return item;
+  }
+
+  function words(text) { return text.split(/[\s,]+/).filter(Boolean); }
+
+  function mode(select, minutes) {
+    const data = { mode: select.value };
+    if (select.value === "hold") data.hold_minutes = Number(minutes.value);
+    return data;
+  }
+
+  book.rules.forEach(addRule);
+  document.getElementById("eas-rules-default").value = book.default.mode;
+  if (book.default.hold_minutes) document.getElementById("eas-rules-default-hold").value = book.default.hold_minutes;
+
+  document.getElementById("eas-rule-add").addEventListener("click", function () {
+    addRule({ mode: "manual" }).querySelector("input").focus();
+  });
+  list.addEventListener("click", function (event) {
+    const item = event.target.closest("li.rule");
+    if (!item) return;
+    if (event.target.hasAttribute("data-remove")) item.remove();
+    const move = Number(event.target.dataset.move || 0);
+    if (move < 0 && item.previousElementSibling) list.insertBefore(item, item.previousElementSibling);
+    if (move > 0 && item.nextElementSibling) list.insertBefore(item.nextElementSibling, item);
+    if (move) event.target.focus();
+  });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    const rules = Array.prototype.map.call(list.children, function (item) {
+      const rule = mode(item.querySelector('[name="mode"]'), item.querySelector('[name="hold_minutes"]'));
+      LISTS.forEach(function (name) { rule[name] = words(item.querySelector('[name="' + name + '"]').value); });
+      return rule;
+    });
+    const body = { rules: rules, default: mode(document.getElementById("eas-rules-default"), document.getElementById("eas-rules-default-hold")) };
+    fetch("/api/eas/forward/rules", {
+      method: "PUT", credentials: "same-origin", body: JSON.stringify(body),
+      headers: { "Accept": "application/json", "Content-Type": "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (answer) {
+        if (!response.ok) throw new Error(answer.error ? answer.error.message : "Request failed");
+        status.textContent = "Saved " + answer.rules.length + " rules.";
+      });
+    }).catch(function (error) { status.textContent = error.message; });
+  });
+})();

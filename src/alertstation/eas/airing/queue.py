@@ -30,7 +30,7 @@ from alertstation.db.engine import begin_write
 from alertstation.db.generations import GenerationCache, bump_generation
 from alertstation.eas.airing.tables import ORIGINS, eas_airing_queue
 from alertstation.eas.tables import eas_archive
-from alertstation.same import SameHeader
+from alertstation.same import SameHeader, is_national
 
 GENERATION: Final[str] = "eas_airing"
 QUEUED: Final[str] = "queued"
@@ -157,6 +157,8 @@ def _expired(row: Any, now: datetime) -> bool:
 def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
     """Mark the oldest queued item airing and return it; None when idle or one is on the air.
 
+    A national message (EAN, NPT) goes ahead of everything queued before it.
+
     Queued items whose purge time passed before they could air are failed on the way.
     """
     with engine.connect() as conn:  # the common idle case costs one cheap read, no write
@@ -167,6 +169,7 @@ def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
         if conn.execute(select(_q.id).where(_q.state == AIRING).limit(1)).first() is not None:
             return None
         rows = conn.execute(_items_query().where(_q.state == QUEUED).order_by(_q.id)).all()
+        rows.sort(key=lambda row: not is_national(row.header))  # national first, then in order
         for row in rows:
             if _expired(row, now):
                 conn.execute(

@@ -16,7 +16,8 @@ from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.forward import config as forward_config
-from alertstation.eas.forward import rwt
+from alertstation.eas.forward import pending, rwt
+from alertstation.eas.forward.rulebook import get_rule_book, save_rule_book
 from alertstation.eas.forward.service import recent_queue
 from alertstation.http.bodies import json_object
 
@@ -113,6 +114,7 @@ class ForwardPage:
         view = forward_view(station)
         with station.engine.connect() as conn:
             schedule = rwt.schedule_view(conn, station.clock())
+            book = get_rule_book(conn).as_dict()
         station.templates.page(
             req,
             resp,
@@ -120,6 +122,7 @@ class ForwardPage:
             forward=view["settings"],
             queue=view["queue"],
             rwt=schedule,
+            rule_book=book,
             weekdays=[day.capitalize() for day in rwt.WEEKDAYS],
             limits={
                 "attention_min": forward_config.MIN_ATTENTION,
@@ -127,4 +130,81 @@ class ForwardPage:
                 "max_age": forward_config.MAX_AGE_LIMIT,
                 "voice_text": rwt.MAX_VOICE_TEXT,
             },
+        )
+
+
+RULES_SECTION = "eas_forward_rules"
+
+
+class ForwardRulesResource:
+    """GET/PUT /api/eas/forward/rules: the ordered forwarding rules and the default mode."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = get_rule_book(conn).as_dict()
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = json_object(req)
+        actor = Actor.from_request(req)
+        station = self._station
+        with begin_write(station.engine) as conn:
+            before = get_rule_book(conn)
+            book = save_rule_book(conn, body, by=actor.username, now=station.clock())
+            changed = [
+                name
+                for name in ("rules", "default")
+                if getattr(book, name) != getattr(before, name)
+            ]
+            station.ledger.record_config_update(conn, actor, RULES_SECTION, changed, propagate=True)
+        resp.media = {**book.as_dict(), "changed": changed}
+
+
+class PendingCollection:
+    """GET /api/eas/pending: what waits on the approval queue."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self._station.engine.connect() as conn:
+            resp.media = {
+                "items": pending.list_open(conn),
+                "now": self._station.clock().isoformat(),
+            }
+
+
+class PendingAction:
+    """POST /api/eas/pending/{item_id}/forward|hold|reject (eas.broadcast, audited)."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def _act(self, req: falcon.Request, resp: falcon.Response, item_id: int, action: str) -> None:
+        resp.media = {"item": pending.act(self._station, item_id, action, Actor.from_request(req))}
+
+    def on_post_forward(self, req: falcon.Request, resp: falcon.Response, item_id: int) -> None:
+        self._act(req, resp, item_id, "forward")
+
+    def on_post_hold(self, req: falcon.Request, resp: falcon.Response, item_id: int) -> None:
+        self._act(req, resp, item_id, "hold")
+
+    def on_post_reject(self, req: falcon.Request, resp: falcon.Response, item_id: int) -> None:
+        self._act(req, resp, item_id, "reject")
+
+
+class PendingPage:
+    """GET /eas/pending: the approval queue with each item's countdown."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        station = self._station
+        with station.engine.connect() as conn:
+            items = pending.list_open(conn)
+        station.templates.page(
+            req, resp, "eas_pending.html", items=items, now=station.clock().isoformat()
         )

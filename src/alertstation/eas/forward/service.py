@@ -21,7 +21,7 @@ import logging
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import Connection, select, update
@@ -35,7 +35,10 @@ from alertstation.eas import archive, voice
 from alertstation.eas.airing import onair
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.audio import render_message
+from alertstation.eas.forward import pending
 from alertstation.eas.forward.config import ForwardSettings, get_forward_settings
+from alertstation.eas.forward.rulebook import get_rule_book
+from alertstation.eas.forward.rules import AUTO, IMPORTED, POLL, Subject, decide
 from alertstation.eas.forward.rwt import run_schedule
 from alertstation.eas.forward.tables import eas_forward_airings
 from alertstation.eas.forward.translate import (
@@ -59,7 +62,6 @@ FAILED: Final[str] = "failed"
 ACTOR_NAME: Final[str] = "auto-forward"
 #: Entries one run takes at most, so a flood cannot hold the leader's loop for long.
 BATCH: Final[int] = 20
-OFF_REASON: Final[str] = "auto-forward is off"
 
 _q = eas_forward_queue.c
 _f = eas_forward_airings.c
@@ -96,6 +98,8 @@ class _Claim:
     settings: ForwardSettings
     sample_rate: int
     speaker: voice.VoiceSettings
+    source: str
+    expires_at: datetime
 
 
 def worker_name() -> str:
@@ -104,7 +108,12 @@ def worker_name() -> str:
 
 
 def forward_job(station: Station) -> None:
-    """Air what waits in the forward queue (the leader's 5-second job)."""
+    """Air what waits in the forward queue (the leader's 5-second job).
+
+    First the approval queue: expired items are dropped and holds whose time came are released.
+    """
+    for line in pending.run_due(station):
+        log.warning("approval queue: %s", line)
     for outcome in process_queue(station):
         level = logging.WARNING if outcome.outcome != "skipped" else logging.INFO
         log.log(level, "auto-forward: %s", outcome.line())
@@ -146,33 +155,11 @@ def _set_state(conn: Connection, queue_id: int, state: str, reason: str) -> None
     )
 
 
-def _skip_all_pending(conn: Connection) -> list[ForwardOutcome]:
-    """Skip every pending entry (auto-forward is off) and report each."""
-    rows = conn.execute(
-        select(_q.id, _q.alert_id, _q.event_code, cap_alerts.c.identifier)
-        .join(cap_alerts, cap_alerts.c.id == _q.alert_id)
-        .where(_q.state == PENDING)
-        .order_by(_q.id)
-    ).all()
-    if rows:
-        conn.execute(
-            update(eas_forward_queue)
-            .where(_q.id.in_([row.id for row in rows]), _q.state == PENDING)
-            .values(state=SKIPPED, reason=OFF_REASON)
-        )
-    return [
-        ForwardOutcome(row.id, row.alert_id, row.identifier, row.event_code, SKIPPED, OFF_REASON)
-        for row in rows
-    ]
-
-
 def _claim_next(station: Station, worker: str) -> _Claim | list[ForwardOutcome] | None:
     """Claim the oldest pending entry and check it; None when nothing is pending."""
     with begin_write(station.engine) as conn:
         now = station.clock()
         settings = get_forward_settings(conn)
-        if not settings.enabled:
-            return _skip_all_pending(conn) or None
         queue_id = conn.execute(
             select(_q.id).where(_q.state == PENDING).order_by(_q.id).limit(1)
         ).scalar()
@@ -192,7 +179,7 @@ def _claim_next(station: Station, worker: str) -> _Claim | list[ForwardOutcome] 
             entry.alert_id,
             entry.queued_at,
             max_age_minutes=settings.max_age_minutes,
-            forward_events=alert_settings.forward_events,
+            forward_events=None,
             now=now,
         )
         claim: _Claim | None = None
@@ -205,6 +192,22 @@ def _claim_next(station: Station, worker: str) -> _Claim | list[ForwardOutcome] 
         if claim is None:
             _set_state(conn, queue_id, SKIPPED, reason)
             return [_outcome(entry, SKIPPED, reason)]
+        if not pending.released(conn, queue_id):
+            decision = decide(get_rule_book(conn), _subject(claim))
+            if decision.mode.mode != AUTO:
+                item = pending.park(
+                    conn,
+                    origin="forward",
+                    source=claim.source,
+                    header=claim.header.encode(),
+                    event_code=claim.event_code,
+                    decision=decision,
+                    now=now,
+                    expires_at=claim.expires_at,
+                    queue_id=queue_id,
+                )
+                detail = f"{decision.mode.mode} by {decision.rule}: pending {item}"
+                return [_outcome(entry, pending.AWAITING, detail)]
         conn.execute(
             eas_forward_airings.insert().values(
                 queue_id=queue_id,
@@ -262,7 +265,15 @@ def _translate(
         settings,
         sample_rate,
         voice.saved_voice(conn),
+        IMPORTED if alert.explicit else POLL,
+        alert.expires or alert.ends or now + timedelta(minutes=settings.max_age_minutes),
     )
+
+
+def _subject(claim: _Claim) -> Subject:
+    """Return what the forwarding rules see of a claimed CAP alert."""
+    header = claim.header
+    return Subject(header.event, header.org, claim.source, header.locations)
 
 
 def _speech(claim: _Claim) -> tuple[Any, str]:
@@ -320,17 +331,14 @@ def _air(station: Station, claim: _Claim) -> ForwardOutcome:
         return _fail(station, claim, f"rendering failed: {ex}", "none")
     with begin_write(station.engine) as conn:
         entry = _entry(conn, claim.queue_id)
-        alert_settings = get_alert_settings(conn)
         reason = refusal(
             conn,
             entry.alert_id,
             entry.queued_at,
             max_age_minutes=claim.settings.max_age_minutes,
-            forward_events=alert_settings.forward_events,
+            forward_events=None,
             now=station.clock(),
         )
-        if not get_forward_settings(conn).enabled:
-            reason = OFF_REASON  # switched off while the message was being rendered
         if reason:
             _set_state(conn, claim.queue_id, SKIPPED, reason)
             _record(conn, claim.queue_id, voice=spoken, error=f"not aired: {reason}")
