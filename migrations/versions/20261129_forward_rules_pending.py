@@ -10,7 +10,7 @@ Everything else waits for an operator (the default ``manual``): nothing airs on 
 did not before.
 
 Revision ID: 20261129_forward_rules_pending
-Revises: 20261128_traffic_error_rows
+Revises: 20261129_station_time_zone
 Create Date: 2026-11-29
 """
 
@@ -24,7 +24,7 @@ from alembic import op
 from alertstation.db.types import UTCDateTime
 
 revision: str = "20261129_forward_rules_pending"
-down_revision: str | None = "20261128_traffic_error_rows"
+down_revision: str | None = "20261129_station_time_zone"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 

@@ -143,7 +143,7 @@ def test_bad_rules_are_422_and_nothing_changes(
 def test_a_2_10_station_keeps_what_it_forwarded(empty_database: str) -> None:
     engine = make_engine(empty_database)
     try:
-        command.upgrade(alembic_config(engine), "20261128_traffic_error_rows")
+        command.upgrade(alembic_config(engine), "20261129_station_time_zone")
         now = datetime(2026, 11, 28, tzinfo=UTC)
         with engine.begin() as conn:
             conn.execute(
