@@ -212,16 +212,21 @@ def test_the_lock_does_not_tell_which_accounts_exist(station: Station) -> None:
 # --- bounded password checks and the global flood limit ---------------------------------------
 
 
+def _until_taken(verifier: guard.Verifier, count: int) -> None:
+    """Wait (generously) until ``count`` slots of ``verifier`` are taken."""
+    for _ in range(1200):
+        if verifier.slots_taken() == count:
+            return
+        threading.Event().wait(0.05)
+    assert verifier.slots_taken() == count
+
+
 def _hold(verifier: guard.Verifier, count: int) -> threading.Event:
     """Take ``count`` slots of ``verifier`` with checks that wait for the returned event."""
     release = threading.Event()
     for _ in range(count):
         threading.Thread(target=verifier.run, args=(release.wait,), daemon=True).start()
-    deadline = 600
-    while verifier.slots_taken() < count and deadline:
-        release.wait(0.05)
-        deadline -= 1
-    assert verifier.slots_taken() == count
+    _until_taken(verifier, count)
     return release
 
 
@@ -249,6 +254,7 @@ def test_busy_password_checks_answer_429_while_public_and_signed_in_requests_go_
         assert changed.status_code == 429 and changed.json["error"]["code"] == "sign_in_busy"
     finally:
         release.set()
+    _until_taken(verifier, 0)  # the held checks gave their slots back
     with ThreadPoolExecutor(max_workers=6) as pool:
         answers = list(pool.map(lambda n: login(station, f"192.0.2.{n}", PASSWORD), range(6)))
     assert {a.status_code for a in answers} <= {200, 429}
@@ -266,6 +272,7 @@ def test_a_check_that_waits_too_long_for_its_turn_is_refused_and_never_runs() ->
         assert busy.value.retry_after >= 1
     finally:
         release.set()
+    _until_taken(verifier, 0)
     assert verifier.run(ran.append, 2) is None
     assert ran == [2], "the refused check gave its turn up"
 
