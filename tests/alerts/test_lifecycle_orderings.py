@@ -157,3 +157,20 @@ def test_a_cancel_without_info_stores_absent_fields_as_null(conn: Connection) ->
         None, None, None, None, None,
     )  # fmt: skip
     assert row.state == "cancelled" and row.cancelled_at == at(5)
+
+
+def test_codes_keep_document_order_same_then_ugc(conn: Connection) -> None:
+    from alertstation.alerts.resources import codes_of
+
+    alert = county_chain()[0]
+    shuffled = Alert(
+        identifier="order", sender=alert.sender, sent=alert.sent, event="Tornado Watch",
+        event_code="TOA", expires=alert.expires, ugc_codes=("OHC007", "OHC001"),
+        same_codes=("039007", "039001"), vtec=alert.vtec,
+    )  # fmt: skip
+    [stored] = ingest_batch(conn, [shuffled], EVERYWHERE, explicit=True, now=at(1))
+    assert codes_of(conn, [stored.alert_id])[stored.alert_id] == [
+        "039007", "039001", "OHC007", "OHC001",
+    ]  # fmt: skip
+    found = alert_codes_of(conn, [stored.alert_id])[stored.alert_id]
+    assert found.remaining == found.codes

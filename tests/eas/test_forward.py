@@ -421,3 +421,45 @@ def test_a_render_that_fails_marks_the_entry_failed(
     assert outcome.detail == "rendering failed: voice: lasts 130.0 s; the limit is 120 s"
     assert queue_states(station.engine)["tor-new"][0] == "failed"
     assert archived(station.engine) == []
+
+
+def test_a_partial_cancel_before_airing_airs_the_codes_still_in_force(
+    station: StationHarness,
+) -> None:
+    """A Tornado Warning for two counties of the area, cancelled for one before it aired: the
+    header names only the county still warned; cancelled for both, nothing airs."""
+    st = station.app.station
+    configure(st, zone_codes=("040109", "040017"))
+    now = station.clock.now
+    end = later(now, minutes=70)
+    both = {"same": ("040017", "040109"), "ugc": ("OKC017", "OKC109")}
+    new = cap_message("tor-2", now, expires=end, vtec_strings=[vtec("NEW", 31, now, end)], **both)
+    assert ingest(st, new, now).queued
+    can = cap_message(
+        "tor-2-can", later(now, minutes=1), expires=end, msg_type="Update",
+        vtec_strings=[vtec("CAN", 31, now, end)], same=("040017",), ugc=("OKC017",),
+    )  # fmt: skip
+    ingest(st, can, later(now, minutes=1))
+    station.clock.advance(minutes=1)
+    (outcome,) = process_queue(st)
+    assert outcome.outcome == "aired" and outcome.identifier == "tor-2"
+    assert SameHeader.parse(outcome.detail).locations == ("040109",)
+
+
+def test_a_cancel_of_the_area_before_airing_drops_the_forward(station: StationHarness) -> None:
+    st = station.app.station
+    configure(st, zone_codes=("040017",))
+    now = station.clock.now
+    end = later(now, minutes=70)
+    both = {"same": ("040017", "040109"), "ugc": ("OKC017", "OKC109")}
+    new = cap_message("tor-3", now, expires=end, vtec_strings=[vtec("NEW", 32, now, end)], **both)
+    assert ingest(st, new, now).queued
+    can = cap_message(
+        "tor-3-can", later(now, minutes=1), expires=end, msg_type="Update",
+        vtec_strings=[vtec("CAN", 32, now, end)], same=("040017",), ugc=("OKC017",),
+    )  # fmt: skip
+    ingest(st, can, later(now, minutes=1))
+    station.clock.advance(minutes=1)
+    (outcome,) = process_queue(st)
+    assert outcome.outcome == "skipped"
+    assert outcome.detail.startswith("none of the broadcast area's codes remain in force")

@@ -25,11 +25,12 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, and_, func, or_, select, tuple_
 
 from alertstation.alerts import lifecycle
-from alertstation.alerts.codes import remaining_codes
+from alertstation.alerts.codes import alert_codes_of
 from alertstation.alerts.dispatch import parse_any
+from alertstation.alerts.matching import decode_id
 from alertstation.alerts.model import Alert
 from alertstation.alerts.parsing import AlertParseError
 from alertstation.alerts.tables import (
@@ -42,6 +43,8 @@ from alertstation.alerts.vtec import Vtec
 
 log = logging.getLogger("alertstation.eas")
 
+#: Why a forward whose alert lost the broadcast area's codes (a partial cancel) is dropped.
+NO_CODES_REASON: Final[str] = "none of the broadcast area's codes remain in force"
 #: How far a chain of CAP Updates is followed to find a live successor.
 MAX_UPDATE_DEPTH: Final[int] = 8
 
@@ -75,7 +78,7 @@ def refusal(
         return dead
     ended = _ended_codes(conn, alert.id)
     if ended and not alert.in_area:
-        return f"none of the broadcast area's codes remain in force ({ended} ended)"
+        return f"{NO_CODES_REASON} ({ended} ended)"
     model = Alert(
         identifier=alert.identifier,
         sender=alert.sender,
@@ -185,12 +188,29 @@ def _update_live(conn: Connection, alert: Any, now: datetime, depth: int, seen: 
 
 
 def alert_codes(conn: Connection, alert_id: int) -> list[str]:
-    """Return an alert's codes still in force, normalised, SAME then UGC in document order.
+    """Return the codes an alert's forward may still name, SAME then UGC in document order.
 
-    A forward's header is rendered from them at claim time and again just before airing, so
-    codes that ended meanwhile (a partial cancel) are left out.
+    Those are its codes still in force, and the codes a later product of its VTEC events
+    continued that are still in force there (a NEW superseded by a CON airs for the area the
+    event still covers). A forward's header is rendered from them when it is taken and again
+    just before it airs, so codes that ended meanwhile (a partial cancel) are left out.
     """
-    return remaining_codes(conn, alert_id)
+    found = alert_codes_of(conn, [alert_id])[alert_id]
+    continued = {code for code, s in found.ended.items() if s.state == lifecycle.SUPERSEDED}
+    if not continued:
+        return found.remaining
+    keys = select(*_KEY).where(_v.alert_id == alert_id)
+    g = cap_alert_geocodes.c
+    live = {
+        decode_id(code_id)
+        for code_id in conn.execute(
+            select(g.code_id)
+            .join(cap_alert_vtec, _v.alert_id == g.alert_id)
+            .where(tuple_(*_KEY).in_(keys), g.state == lifecycle.ACTIVE)
+        ).scalars()
+    }
+    remaining = set(found.remaining)
+    return [c for c in found.codes if c in remaining or (c in continued and c in live)]
 
 
 def _ended_codes(conn: Connection, alert_id: int) -> int:

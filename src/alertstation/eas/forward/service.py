@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import Connection, select, update
 
-from alertstation.alerts.airing_guard import alert_codes, description_of, refusal
+from alertstation.alerts.airing_guard import (
+    NO_CODES_REASON,
+    alert_codes,
+    description_of,
+    refusal,
+)
 from alertstation.alerts.service import get_alert_settings
 from alertstation.alerts.tables import cap_alerts, eas_forward_queue
 from alertstation.audit.actor import Actor
@@ -339,12 +344,15 @@ def _air(station: Station, claim: _Claim) -> ForwardOutcome:
             forward_events=None,
             now=station.clock(),
         )
+        # Codes of the alert may have ended since the claim: air the codes still in force.
+        zone_codes = get_alert_settings(conn).zone_codes
+        codes = area_locations(alert_codes(conn, entry.alert_id), zone_codes).codes
+        if not reason and not codes:
+            reason = NO_CODES_REASON
         if reason:
             _set_state(conn, claim.queue_id, SKIPPED, reason)
             _record(conn, claim.queue_id, voice=spoken, error=f"not aired: {reason}")
             return _claim_outcome(claim, SKIPPED, reason)
-        # Codes of the alert may have ended since the claim: air the codes still in force.
-        codes = area_locations(alert_codes(conn, entry.alert_id), alert_settings.zone_codes).codes
     if codes and tuple(codes) != claim.header.locations:
         claim = dataclasses.replace(
             claim, header=dataclasses.replace(claim.header, locations=tuple(codes))
