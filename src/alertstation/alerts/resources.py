@@ -18,7 +18,9 @@ from sqlalchemy import Connection, Row, delete, exists, func, or_, select, updat
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.broadcast import BroadcastState
+from alertstation.alerts.explain import explain_match
 from alertstation.alerts.matching import decode_id, encode_code
+from alertstation.alerts.service import AlertSettings, get_alert_settings
 from alertstation.alerts.store import GENERATION, expire_due, recompute_states
 from alertstation.alerts.tables import (
     cap_alert_geocodes,
@@ -151,6 +153,23 @@ def codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
     return found
 
 
+def remaining_codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
+    """Return the codes still in force of each alert: SAME then UGC, as the store keeps them.
+
+    The one place that answers which of an alert's codes remain; every code of a stored alert
+    remains until the store keeps a state per code.
+    """
+    return codes_of(conn, ids)
+
+
+def match_of(
+    row: Row, codes: list[str], remaining: list[str], settings: AlertSettings
+) -> dict[str, Any]:
+    """Return the ``match`` object of a stored alert under the station's broadcast area."""
+    polygon_hit = bool(settings.match_polygons and row.match_geometry)
+    return explain_match(settings.zone_codes, codes, remaining, polygon_hit).as_dict()
+
+
 def vtec_of(conn: Connection, alert_id: int) -> list[str]:
     """Return the P-VTEC strings of one alert, in message order."""
     v = cap_alert_vtec.c
@@ -178,9 +197,11 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
-    """Return an alert row as the JSON the API answers."""
-    return {
+def alert_as_dict(
+    row: Row, codes: list[str], match: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return an alert row as the JSON the API answers, with its ``match`` when given."""
+    found = {
         "id": row.id,
         "identifier": row.identifier,
         "sender": row.sender,
@@ -197,6 +218,9 @@ def alert_as_dict(row: Row, codes: list[str]) -> dict[str, Any]:
         "signature_status": row.signature_status,
         "signature_reason": row.signature_reason,
     }
+    if match is not None:
+        found["match"] = match
+    return found
 
 
 class AlertsApi:
@@ -209,13 +233,38 @@ class AlertsApi:
         wanted = read_filter(req)
         with self._station.engine.connect() as conn:
             total, rows = search_alerts(conn, wanted, self._station.clock())
-            codes = codes_of(conn, [row.id for row in rows])
+            ids = [row.id for row in rows]
+            codes = codes_of(conn, ids)
+            remaining = remaining_codes_of(conn, ids)
+            settings = get_alert_settings(conn)
         resp.media = {
             "total": total,
             "limit": wanted.limit,
             "offset": wanted.offset,
-            "alerts": [alert_as_dict(row, codes[row.id]) for row in rows],
+            "alerts": [
+                alert_as_dict(
+                    row, codes[row.id], match_of(row, codes[row.id], remaining[row.id], settings)
+                )
+                for row in rows
+            ],
         }
+
+
+class AlertApi:
+    """GET /api/alerts/{id}: one stored alert with its VTEC strings and its ``match``."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            row = get_alert(conn, alert_id)
+            codes = codes_of(conn, [alert_id])[alert_id]
+            remaining = remaining_codes_of(conn, [alert_id])[alert_id]
+            settings = get_alert_settings(conn)
+            vtec = vtec_of(conn, alert_id)
+        found = alert_as_dict(row, codes, match_of(row, codes, remaining, settings))
+        resp.media = {**found, "vtec": vtec}
 
 
 # --- administration ---------------------------------------------------------------------------

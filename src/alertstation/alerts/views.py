@@ -9,16 +9,20 @@ from urllib.parse import urlencode
 import falcon
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.area import explain_in_words
 from alertstation.alerts.boundary.detail import alert_detail
 from alertstation.alerts.resources import (
     STATUSES,
     AlertFilter,
     codes_of,
     get_alert,
+    match_of,
     read_filter,
+    remaining_codes_of,
     search_alerts,
     vtec_of,
 )
+from alertstation.alerts.service import get_alert_settings
 from alertstation.context import Station
 from alertstation.zones.fips import describe_same_code
 
@@ -63,6 +67,12 @@ def _rows(station: Station, wanted: AlertFilter, now: datetime) -> tuple[int, li
         {"row": row, "codes": codes[row.id], "badges": badges(row, now)} for row in rows
     ]  # fmt: skip
     return total, items
+
+
+def _noun(event: str) -> str:
+    """Return what to call an alert in a sentence: ``warning``, ``watch``... or ``alert``."""
+    last = event.strip().rsplit(" ", 1)[-1].lower()
+    return last if last in {"warning", "watch", "advisory", "statement", "emergency"} else "alert"
 
 
 class ActiveAlertsPage:
@@ -121,15 +131,33 @@ class AlertDetailPage:
         with station.engine.connect() as conn:
             row = get_alert(conn, alert_id)
             codes = codes_of(conn, [alert_id])[alert_id]
+            remaining = remaining_codes_of(conn, [alert_id])[alert_id]
+            settings = get_alert_settings(conn)
             vtec = vtec_of(conn, alert_id)
             detail = alert_detail(conn, row)
-        named = [(code, self._name(code)) for code in codes]
+        match = match_of(row, codes, remaining, settings)
+        inside = {alert_code for _, alert_code in match["pairs"]}
+        in_force = set(remaining)
+        named = [
+            {
+                "code": code,
+                "name": self._name(code),
+                "inside": code in inside,
+                "state": "in force" if code in in_force else "ended",
+            }
+            for code in codes
+        ]
+        why = explain_in_words(
+            station.zones, settings.zone_codes, codes, match, _noun(row.event or "")
+        )
         station.templates.page(
             req,
             resp,
             "alerts_detail.html",
             alert=row,
             codes=named,
+            match=match,
+            why=why,
             vtec=vtec,
             detail=detail,
             badges=badges(row, station.clock()),
