@@ -33,6 +33,20 @@ def test_relation_agrees_with_the_kernel(configured: str, alert: str) -> None:
     assert relation(configured, alert) == relation(alert, configured)  # symmetric
 
 
+@settings(max_examples=200, deadline=None, database=None)
+@given(configured=st.lists(CODES, max_size=6), alert=st.lists(CODES, max_size=6))
+def test_pairs_are_every_matching_pair_in_order(configured: list[str], alert: list[str]) -> None:
+    match = explain_match(configured, alert, alert, polygon_hit=False)
+    expected = [
+        (mine, code)
+        for code in dict.fromkeys(alert)
+        for mine in dict.fromkeys(configured)
+        if relation(mine, code) is not None
+    ]
+    assert list(match.pairs) == expected
+    assert match.in_area is GeocodeMatcher(configured).matches(alert)
+
+
 @pytest.mark.parametrize(
     ("configured", "alert", "expected"),
     [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from alertstation.alerts.matching import (
@@ -18,8 +19,8 @@ from alertstation.alerts.matching import (
     INVALID_ID,
     STATE_FIPS,
     UGC_BASE,
+    code_id_or_invalid,
     decode_id,
-    reference_encode,
 )
 
 CODE: Final[str] = "code"
@@ -68,7 +69,7 @@ def ugc_county_same(code_id: int) -> int | None:
 
 def same_county_ugc(code: str) -> str | None:
     """Return the UGC county code ``SSCNNN`` of a SAME county code ``PFFNNN``, None if none."""
-    code_id = reference_encode(code)
+    code_id = code_id_or_invalid(code)
     if not 0 < code_id < UGC_BASE or code_id % 1000 == 0:
         return None
     postal = FIPS_STATE.get(code_id // 1000 % 100)
@@ -95,12 +96,13 @@ def _one_way(whole: int, other: int) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65_536)
 def relation(configured: str, alert_code: str) -> str | None:
     """Return how two codes match (a reason of ``REASONS`` but polygon), None when they don't.
 
     The rule is symmetric; invalid codes match nothing.
     """
-    a, b = reference_encode(configured), reference_encode(alert_code)
+    a, b = code_id_or_invalid(configured), code_id_or_invalid(alert_code)
     if INVALID_ID in (a, b):
         return None
     if a == b:
@@ -128,14 +130,15 @@ def explain_match(
     (then the configured order); ``reason`` is the first of ``REASONS`` that applies, None when
     the alert is not in the area.
     """
-    wanted = [decode_id(code_id) for code_id in _valid_ids(configured)]
-    in_force = {reference_encode(code) for code in remaining_codes} - {INVALID_ID}
+    area = _Area.of(tuple(configured))
+    in_force = {code_id_or_invalid(code) for code in remaining_codes} - {INVALID_ID}
     pairs: list[tuple[str, str]] = []
     kinds: set[str] = set()
     for code in dict.fromkeys(alert_codes):
-        if reference_encode(code) not in in_force:
+        code_id = code_id_or_invalid(code)
+        if code_id not in in_force:
             continue
-        for mine in wanted:
+        for mine in area.candidates_of(code_id):
             kind = relation(mine, code)
             if kind is not None:
                 pairs.append((mine, code))
@@ -151,7 +154,48 @@ def explain_match(
     )
 
 
-def _valid_ids(codes: Iterable[str]) -> list[int]:
-    """Return the ids of the valid codes, in order, without duplicates."""
-    ids = (reference_encode(code) for code in codes)
-    return [code_id for code_id in dict.fromkeys(ids) if code_id != INVALID_ID]
+_SEEN_LIMIT = 50_000
+
+
+class _Area:
+    """The configured codes indexed so that an alert code meets only the codes it may match."""
+
+    def __init__(self, configured: tuple[str, ...]) -> None:
+        ids = (code_id_or_invalid(code) for code in configured)
+        self.order = {i: n for n, i in enumerate(dict.fromkeys(ids)) if i != INVALID_ID}
+        self.by_state: dict[int, list[int]] = {}
+        self.seen: dict[int, list[str]] = {}
+        for code_id in self.order:
+            self.by_state.setdefault(_state_of(code_id), []).append(code_id)
+
+    @staticmethod
+    @lru_cache(maxsize=8)
+    def of(configured: tuple[str, ...]) -> _Area:
+        """Return the (cached) index of a configuration."""
+        return _Area(configured)
+
+    def candidates(self, code_id: int) -> list[str]:
+        """Return the configured codes that may relate to an alert code, in configured order."""
+        if code_id == 0:
+            found: set[int] = set(self.order)  # the nation meets every configured code
+        else:
+            state = _state_of(code_id)
+            found = {code_id, 0, state * 1000}
+            if code_id < UGC_BASE and code_id % 1000 == 0 and code_id // 100_000 == 0:
+                found.update(self.by_state.get(state, ()))  # a whole state meets its codes
+            county = ugc_county_same(code_id) if code_id >= UGC_BASE else code_id % 100_000
+            if county is not None and county % 1000:
+                found.update(p * 100_000 + county for p in range(10))
+                postal = FIPS_STATE.get(county // 1000)
+                if postal is not None:
+                    found.add(code_id_or_invalid(f"{postal}C{county % 1000:03d}"))
+        return [decode_id(i) for i in sorted(found & self.order.keys(), key=self.order.__getitem__)]
+
+    def candidates_of(self, code_id: int) -> list[str]:
+        """Return ``candidates(code_id)``, remembered for the next alert that names the code."""
+        found = self.seen.get(code_id)
+        if found is None:
+            if len(self.seen) >= _SEEN_LIMIT:
+                self.seen.clear()  # keep the memory of a long-lived configuration bounded
+            found = self.seen[code_id] = self.candidates(code_id)
+        return found

@@ -282,6 +282,11 @@ def encode_code(code: str) -> int:
     return code_id
 
 
+def code_id_or_invalid(code: object) -> int:
+    """Return the id of a code, or ``INVALID_ID`` (-1) when it is not a valid code."""
+    return int(_encode_impl(code))
+
+
 def encode_codes(codes: Iterable[str], *, skip_invalid: bool = False) -> Int32Array:
     """Return the ids of codes as an int32 array, in order.
 
