@@ -78,6 +78,8 @@ def expand_for_python(configured: list[str]) -> frozenset[str]:
             fips = STATE_FIPS.get(code[:2])
             if fips is not None:
                 wanted.add(f"0{fips:02d}000")
+                if code[2] == "C" and code[3:] != "000":  # a UGC county is its SAME county
+                    wanted.update(f"{p}{fips:02d}{code[3:]}" for p in range(10))
             continue
         part, state, county = code[0], code[1:3], code[3:]
         if state != "00":
@@ -87,10 +89,14 @@ def expand_for_python(configured: list[str]) -> frozenset[str]:
             postal = FIPS_STATE.get(int(state))
             if postal is not None:
                 wanted.update(f"{postal}{kind}{n:03d}" for kind in "ZC" for n in range(1000))
-        elif part == "0":
-            wanted.update(f"{p}{state}{county}" for p in range(1, 10))
         else:
-            wanted.add(f"0{state}{county}")
+            if part == "0":
+                wanted.update(f"{p}{state}{county}" for p in range(1, 10))
+            else:
+                wanted.add(f"0{state}{county}")
+            postal = FIPS_STATE.get(int(state))
+            if postal is not None and county != "000":
+                wanted.add(f"{postal}C{county}")  # the UGC county of a SAME county or part
     return frozenset(wanted)
 
 

@@ -336,6 +336,12 @@ cdef void _build(
             state = pair_state[(code - C_UGC_BASE) // 2000]
             if state > 0:
                 _add(bits, state * 1000)  # the whole state of a UGC zone
+                county = code % 1000
+                if ((code - C_UGC_BASE) // 1000) % 2 == 1 and county != 0:
+                    # A UGC county SSCNNN is the SAME county 0FFNNN: it matches that whole
+                    # county and, as the whole county does, each of its parts.
+                    for p in range(10):
+                        _add(bits, p * 100000 + state * 1000 + county)
             continue
         part = code // 100000
         state = (code // 1000) % 100
@@ -349,11 +355,16 @@ cdef void _build(
             pair = state_pair[state]
             if pair >= 0:
                 _add_block(bits, C_UGC_BASE + pair * 2000, 2000)
-        elif part == 0:
-            for p in range(1, 10):  # a whole county matches each of its parts
-                _add(bits, p * 100000 + state * 1000 + county)
         else:
-            _add(bits, state * 1000 + county)  # a part matches its whole county
+            if part == 0:
+                for p in range(1, 10):  # a whole county matches each of its parts
+                    _add(bits, p * 100000 + state * 1000 + county)
+            else:
+                _add(bits, state * 1000 + county)  # a part matches its whole county
+            pair = state_pair[state]
+            if county != 0 and pair >= 0:
+                # The whole county 0FFNNN is the UGC county SSCNNN, and a part matches it.
+                _add(bits, C_UGC_BASE + pair * 2000 + 1000 + county)
 
 
 @cython.boundscheck(False)

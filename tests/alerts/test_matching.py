@@ -60,7 +60,21 @@ def oracle_related(a: str, c: str) -> bool:
         state = oracle_state(whole)
         if is_whole_state and state is not None and oracle_state(other) == state:
             return True
-    return a.isdigit() and c.isdigit() and a[1:] == c[1:] and "0" in (a[0], c[0])
+    if a.isdigit() and c.isdigit() and a[1:] == c[1:] and "0" in (a[0], c[0]):
+        return True
+    return any(
+        county is not None and ((other.isdigit() and other[1:] == county) or other == ugc)
+        for ugc, other in ((a, c), (c, a))
+        for county in [oracle_county(ugc)]
+    )
+
+
+def oracle_county(code: str) -> str | None:
+    """Return the SAME county SSCCC a UGC county code names, None for any other code."""
+    state = oracle_state(code)
+    if code.isdigit() or code[2] != "C" or code[3:] == "000" or state is None:
+        return None
+    return f"{state:02d}{code[3:]}"
 
 
 def oracle_matches(configured: list[str], alert: list[object]) -> bool:
@@ -82,7 +96,7 @@ UGC_CODES = st.builds(
     lambda prefix, kind, number: prefix + kind + number,
     st.sampled_from(["OH", "PR", "TX", "GM", "PZ", "LE", "AA"]),
     st.sampled_from("ZC"),
-    st.sampled_from(["049", "550", "000"]),
+    st.sampled_from(["049", "550", "000", "173"]),
 )
 VALID_CODES = st.one_of(SAME_CODES, UGC_CODES)
 DRESSED_CODES = st.builds(
@@ -269,7 +283,18 @@ def test_every_id_is_exactly_one_code(code_id: int) -> None:
         (["PZZ530"], ["PZZ531"], False),
         (["CAZ211"], ["CAZ211"], True),
         (["CAZ211"], ["CAC211"], False),
-        (["OHC049"], ["039049"], False),  # UGC counties are not translated to SAME
+        # a UGC county is its SAME county (both ways) and matches the county's parts
+        (["OHC049"], ["039049"], True),
+        (["039049"], ["OHC049"], True),
+        (["OHC137"], ["139137"], True),
+        (["139137"], ["OHC137"], True),
+        (["OHC137"], ["039139"], False),
+        (["OHC137"], ["INC137"], False),
+        (["OHC049"], ["048049"], False),
+        (["OHZ049"], ["039049"], False),  # a zone is not a county
+        (["039049"], ["OHZ049"], False),
+        (["PRC001"], ["072001"], True),
+        (["OHC000"], ["139000"], False),  # NNN = 000 names no county
         # normalisation and invalid alert codes
         (["ohz049"], ["OHZ049"], True),
         ([" 039049\t"], ["\n039049"], True),

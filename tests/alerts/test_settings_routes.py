@@ -96,7 +96,7 @@ def test_location_saves_codes_and_reports_unknown_as_warnings(station: Station) 
     ("path", "body", "invalid"),
     [
         (LOCATION, {"zone_codes": "VAZ057, 12345, nonsense"}, ["12345", "nonsense"]),
-        (LOCATION, {"zone_codes": "OKC109"}, ["OKC109"]),
+        (LOCATION, {"zone_codes": "OKX109, 40109"}, ["OKX109", "40109"]),
         (FILTERING, {"storage_zone_codes": "VAZ05X"}, ["VAZ05X"]),
         (FILTERING, {"forward_events": ["TOR", "TORN", "xyz"]}, ["TORN", "XYZ"]),
         (FILTERING, {"storage_zone_codes": "040000", "forward_events": ["ZZZ"]}, ["ZZZ"]),
@@ -208,7 +208,7 @@ def test_filtering_page_groups_events(station: Station) -> None:
     page = ops.request("GET", FILTERING, headers={"Accept": "text/html"}).text
     assert 'href="/admin/location_settings" aria-current="page"' not in page
     assert "/static/js/zone-picker.js" in page and "/static/css/zones.css" in page
-    assert '<div class="zone-picker" data-target="#storage-zone-codes">' in page
+    assert '<div class="zone-picker" data-target="#storage-zone-codes" data-check="area"' in page
     for group in ("warnings", "watches", "tests", "other"):
         assert f'data-group="{group}"' in page
     warnings = page.split('data-group="warnings"')[1].split("</fieldset>")[0]

@@ -33,6 +33,8 @@ ISSUED = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
         (["039049", "539049"], ["039000"], ("039049",)),  # the part adds nothing
         (["039049"], ["000000"], ("039049",)),
         (["OKC109"], ["040109"], ("040109",)),  # UGC county read as SAME
+        (["040017", "040109", "OKC017", "OKC109"], ["OKC109"], ("040109",)),  # area UGC county
+        (["139137", "039003"], ["OHC137"], ("139137",)),  # a part of a configured UGC county
         (["040109", "048485", "OKZ025", "TXZ086"], ["OKZ025"], ("040109",)),  # zone → state
         (["000000"], ["VAZ053"], ("051000",)),  # nation with a zone area → the zone's state
         (["039043", "LEZ142"], ["LEZ142"], ()),  # marine zones name no state

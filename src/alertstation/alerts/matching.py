@@ -135,6 +135,9 @@ def reference_build_table(
             state = int(pair_state[(code - UGC_BASE) // 2000])
             if state > 0:
                 hits[state * 1000] = True
+                if (code - UGC_BASE) // 1000 % 2 == 1 and code % 1000:
+                    # a UGC county is its SAME county, which matches each of its parts
+                    hits[[p * 100_000 + state * 1000 + code % 1000 for p in range(10)]] = True
             continue
         part, state, county = code // 100_000, code // 1000 % 100, code % 1000
         if state:
@@ -145,10 +148,14 @@ def reference_build_table(
             pair = int(state_pair[state])
             if pair >= 0:
                 hits[UGC_BASE + pair * 2000 : UGC_BASE + pair * 2000 + 2000] = True
-        elif part == 0:
-            hits[[p * 100_000 + state * 1000 + county for p in range(1, 10)]] = True
         else:
-            hits[state * 1000 + county] = True
+            if part == 0:
+                hits[[p * 100_000 + state * 1000 + county for p in range(1, 10)]] = True
+            else:
+                hits[state * 1000 + county] = True
+            pair = int(state_pair[state])
+            if county and pair >= 0:
+                hits[UGC_BASE + pair * 2000 + 1000 + county] = True  # its UGC county
     return np.packbits(hits, bitorder="little")
 
 
@@ -275,6 +282,11 @@ def encode_code(code: str) -> int:
     return code_id
 
 
+def code_id_or_invalid(code: object) -> int:
+    """Return the id of a code, or ``INVALID_ID`` (-1) when it is not a valid code."""
+    return int(_encode_impl(code))
+
+
 def encode_codes(codes: Iterable[str], *, skip_invalid: bool = False) -> Int32Array:
     """Return the ids of codes as an int32 array, in order.
 
@@ -318,7 +330,9 @@ class GeocodeMatcher:
     An alert matches when one of its codes equals a configured code or a SAME wildcard
     relates them: 000000 (the nation) matches everything; a whole state 0SS000 matches every
     code of state SS, UGC zones of that state included; a whole county 0SSCCC matches its parts
-    PSSCCC. The rule is symmetric between alert and configured codes (docs/matching.md).
+    PSSCCC; a UGC county SSCNNN is the SAME county 0FFNNN (FF the FIPS number of SS) and so
+    matches its parts too. The rule is symmetric between alert and configured codes
+    (docs/matching.md).
     """
 
     __slots__ = ("_ids", "_table")

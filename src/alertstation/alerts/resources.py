@@ -19,8 +19,10 @@ from sqlalchemy import Connection, Row, delete, exists, func, or_, select, updat
 from alertstation.alerts import lifecycle
 from alertstation.alerts.broadcast import BroadcastState
 from alertstation.alerts.codes import AlertCodes, alert_codes_of, end_codes
+from alertstation.alerts.explain import explain_match
 from alertstation.alerts.ingest.replay import replay
 from alertstation.alerts.matching import encode_code
+from alertstation.alerts.service import AlertSettings, get_alert_settings
 from alertstation.alerts.store import GENERATION, expire_due
 from alertstation.alerts.tables import (
     cap_alert_geocodes,
@@ -144,6 +146,14 @@ def codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
     return {alert_id: found.codes for alert_id, found in alert_codes_of(conn, ids).items()}
 
 
+def match_of(
+    row: Row, codes: list[str], remaining: list[str], settings: AlertSettings
+) -> dict[str, Any]:
+    """Return the ``match`` object of a stored alert under the station's broadcast area."""
+    polygon_hit = bool(settings.match_polygons and row.match_geometry)
+    return explain_match(settings.zone_codes, codes, remaining, polygon_hit).as_dict()
+
+
 def vtec_of(conn: Connection, alert_id: int) -> list[str]:
     """Return the P-VTEC strings of one alert, in message order."""
     v = cap_alert_vtec.c
@@ -171,14 +181,16 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def alert_as_dict(row: Row, codes: list[str] | AlertCodes) -> dict[str, Any]:
-    """Return an alert row as the JSON the API answers.
+def alert_as_dict(
+    row: Row, codes: list[str] | AlertCodes, match: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return an alert row as the JSON the API answers, with its ``match`` when given.
 
     ``remaining_codes`` are the codes still in force (``alerts.codes``); given a plain list,
     every code is taken as still in force.
     """
-    found = codes if isinstance(codes, AlertCodes) else AlertCodes(list(codes), list(codes))
-    return {
+    held = codes if isinstance(codes, AlertCodes) else AlertCodes(list(codes), list(codes))
+    found = {
         "id": row.id,
         "identifier": row.identifier,
         "sender": row.sender,
@@ -190,12 +202,15 @@ def alert_as_dict(row: Row, codes: list[str] | AlertCodes) -> dict[str, Any]:
         "state": row.state,
         "expires": _iso(row.expires),
         "cancelled_at": _iso(row.cancelled_at),
-        "codes": found.codes,
-        "remaining_codes": found.remaining,
+        "codes": held.codes,
+        "remaining_codes": held.remaining,
         "in_area": bool(row.in_area),
         "signature_status": row.signature_status,
         "signature_reason": row.signature_reason,
     }
+    if match is not None:
+        found["match"] = match
+    return found
 
 
 class AlertsApi:
@@ -209,12 +224,36 @@ class AlertsApi:
         with self._station.engine.connect() as conn:
             total, rows = search_alerts(conn, wanted, self._station.clock())
             codes = alert_codes_of(conn, [row.id for row in rows])
+            settings = get_alert_settings(conn)
         resp.media = {
             "total": total,
             "limit": wanted.limit,
             "offset": wanted.offset,
-            "alerts": [alert_as_dict(row, codes[row.id]) for row in rows],
+            "alerts": [
+                alert_as_dict(
+                    row,
+                    codes[row.id],
+                    match_of(row, codes[row.id].codes, codes[row.id].remaining, settings),
+                )
+                for row in rows
+            ],
         }
+
+
+class AlertApi:
+    """GET /api/alerts/{id}: one stored alert with its VTEC strings and its ``match``."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, alert_id: int) -> None:
+        with self._station.engine.connect() as conn:
+            row = get_alert(conn, alert_id)
+            held = alert_codes_of(conn, [alert_id])[alert_id]
+            settings = get_alert_settings(conn)
+            vtec = vtec_of(conn, alert_id)
+        found = alert_as_dict(row, held, match_of(row, held.codes, held.remaining, settings))
+        resp.media = {**found, "vtec": vtec}
 
 
 # --- administration ---------------------------------------------------------------------------

@@ -19,6 +19,13 @@ def routes(station: Station) -> list[Route]:
         Route("GET", "/api/alerts", r.AlertsApi(station), PUBLIC, summary="Stored alerts"),
         Route(
             "GET",
+            "/api/alerts/{alert_id:int}",
+            r.AlertApi(station),
+            PUBLIC,
+            summary="One stored alert with why it is in the broadcast area",
+        ),
+        Route(
+            "GET",
             "/api/broadcast/state",
             BroadcastStateApi(broadcast),
             PUBLIC,

@@ -2,9 +2,9 @@
 
 ``/admin/location_settings`` edits the broadcast area (``zone_codes``); ``/admin/alert_filtering``
 edits the storage area (``storage_zone_codes``) and the SAME events that auto-forward
-(``forward_events``). A code list takes UGC zone codes (checked by ``validate_zone_codes``) and
-SAME ``PSSCCC`` county codes (six digits). An invalid token is a 422 naming it and nothing is
-written; a well-formed UGC code the zone catalog does not know is saved and reported as a
+(``forward_events``). A code list takes UGC zone codes, UGC county codes and SAME ``PSSCCC``
+codes (the rule of ``alertstation.alerts.area``). An invalid token is a 422 naming it and
+nothing is written; a well-formed UGC code the catalog does not know is saved and reported as a
 warning. Every save goes through ``set_alert_settings`` (which re-matches the store when codes
 change) and records ``config.updated`` with the changed field names in the same transaction.
 """
@@ -20,6 +20,13 @@ from urllib.parse import urlencode
 import falcon
 from sqlalchemy import Connection, select
 
+from alertstation.alerts.area import (
+    FORMS,
+    SAME,
+    check_area,
+    describe_area_code,
+    read_area_codes,
+)
 from alertstation.alerts.service import (
     FORWARD_EVENTS,
     STORAGE_ZONE_CODES,
@@ -35,7 +42,6 @@ from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import form_or_json
 from alertstation.same import EVENTS
-from alertstation.zones import split_known, validate_zone_codes
 
 LOCATION_SECTION = "location_settings"
 FILTERING_SECTION = "alert_filtering"
@@ -43,7 +49,6 @@ LOCATION_PATH = "/admin/location_settings"
 FILTERING_PATH = "/admin/alert_filtering"
 MAX_CODES = 5000
 MAX_TEXT = 60_000
-_SAME_CODE = re.compile(r"^\d{6}$")
 _SEPARATORS = re.compile(r"[\s,]+")
 _EVENT_ORDER = {code: index for index, code in enumerate(EVENTS)}
 # Groups of the forward-event checkboxes: (key, heading).
@@ -82,32 +87,23 @@ def _tokens(value: Any, name: str) -> list[str]:
 def check_codes(station: Station, value: Any, name: str) -> CodeCheck:
     """Normalise a code list; 422 naming every invalid token, unknown UGC codes as warnings.
 
-    A six-digit token is a SAME county code; any other token must pass ``validate_zone_codes``
-    (so ``VA057`` is read as ``VAZ057``). Order is kept and duplicates dropped.
+    The rule is ``alertstation.alerts.area``: UGC zone codes (``VA057`` is read as ``VAZ057``),
+    UGC county codes and SAME codes. Order is kept and duplicates dropped.
     """
-    codes: dict[str, None] = {}
-    ugc: list[str] = []
-    invalid: dict[str, None] = {}
-    for token in _tokens(value, name):
-        if _SAME_CODE.match(token):
-            codes.setdefault(token, None)
-            continue
-        valid, bad = validate_zone_codes([token])
-        for code in valid:
-            codes.setdefault(code, None)
-            ugc.append(code)
-        for item in bad:
-            invalid.setdefault(item, None)
-    if invalid:
-        listed = ", ".join(invalid)
+    codes = read_area_codes(_tokens(value, name))
+    if codes.invalid:
+        listed = ", ".join(codes.invalid)
         raise Invalid(
-            f"{name}: not zone or county codes: {listed}. Use UGC zone codes such as VAZ057 "
-            "or six-digit SAME county codes such as 051099.",
+            f"{name}: not zone or county codes: {listed}. Use {FORMS}.",
             field=name,
-            invalid=list(invalid),
+            invalid=codes.invalid,
         )
-    _, unknown = split_known(station.zones, list(dict.fromkeys(ugc)))
-    return CodeCheck(list(codes), unknown)
+    unknown = [
+        code
+        for code in codes.valid
+        if not SAME.match(code) and describe_area_code(station.zones, code) is None
+    ]
+    return CodeCheck(codes.valid, unknown)
 
 
 def check_events(value: Any, name: str = FORWARD_EVENTS) -> list[str]:
@@ -196,7 +192,7 @@ def _query_status(req: falcon.Request) -> dict[str, Any]:
     saved = req.get_param("saved")
     if saved is None:
         return {}
-    unknown, _ = validate_zone_codes(req.get_param("unknown") or "")
+    unknown = read_area_codes(req.get_param("unknown") or "").valid
     names = (ZONE_CODES, STORAGE_ZONE_CODES, FORWARD_EVENTS)
     changed = [name for name in saved.split(",") if name in names]
     return {"saved": changed, "unknown": unknown}
@@ -338,3 +334,14 @@ class AlertFilteringPage(_SettingsPage):
             STORAGE_ZONE_CODES: _text(body.get(STORAGE_ZONE_CODES)),
             FORWARD_EVENTS: [e.upper() for e in chosen if isinstance(e, str)],
         }
+
+
+class AreaCheck:
+    """GET /api/alerts/area/check?codes=...: check an area input by the rule the saves use."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        text = req.get_param("codes") or ""
+        resp.media = check_area(self._station.zones, _tokens(text, "codes"))

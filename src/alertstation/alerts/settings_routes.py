@@ -4,6 +4,7 @@ from alertstation.alerts.settings_resources import (
     FILTERING_PATH,
     LOCATION_PATH,
     AlertFilteringPage,
+    AreaCheck,
     LocationSettingsPage,
 )
 from alertstation.context import Station
@@ -15,6 +16,13 @@ def routes(station: Station) -> list[Route]:
     location = LocationSettingsPage(station)
     filtering = AlertFilteringPage(station)
     return [
+        Route(
+            "GET",
+            "/api/alerts/area/check",
+            AreaCheck(station),
+            permission("system.view_config"),
+            summary="Check alert area codes by the rule the saves use",
+        ),
         Route(
             "GET",
             LOCATION_PATH,

@@ -9,16 +9,20 @@ from urllib.parse import urlencode
 import falcon
 
 from alertstation.alerts import lifecycle
+from alertstation.alerts.area import explain_in_words
 from alertstation.alerts.boundary.detail import alert_detail
 from alertstation.alerts.codes import alert_codes_of
+from alertstation.alerts.lifecycle import CodeState
 from alertstation.alerts.resources import (
     STATUSES,
     AlertFilter,
     get_alert,
+    match_of,
     read_filter,
     search_alerts,
     vtec_of,
 )
+from alertstation.alerts.service import get_alert_settings
 from alertstation.context import Station
 from alertstation.zones.fips import describe_same_code
 
@@ -67,6 +71,12 @@ def _rows(station: Station, wanted: AlertFilter, now: datetime) -> tuple[int, li
         for row in rows
     ]  # fmt: skip
     return total, items
+
+
+def _noun(event: str) -> str:
+    """Return what to call an alert in a sentence: ``warning``, ``watch``... or ``alert``."""
+    last = event.strip().rsplit(" ", 1)[-1].lower()
+    return last if last in {"warning", "watch", "advisory", "statement", "emergency"} else "alert"
 
 
 class ActiveAlertsPage:
@@ -125,10 +135,25 @@ class AlertDetailPage:
         with station.engine.connect() as conn:
             row = get_alert(conn, alert_id)
             found = alert_codes_of(conn, [alert_id])[alert_id]
-            codes = found.codes
+            codes, remaining = found.codes, found.remaining
+            settings = get_alert_settings(conn)
             vtec = vtec_of(conn, alert_id)
             detail = alert_detail(conn, row)
-        named = [(code, self._name(code)) for code in codes]
+        match = match_of(row, codes, remaining, settings)
+        inside = {alert_code for _, alert_code in match["pairs"]}
+        named = [
+            {
+                "code": code,
+                "name": self._name(code),
+                "inside": code in inside,
+                "state": _code_state(found.ended.get(code)),
+                "ended_at": _ended_at(found.ended.get(code)),
+            }
+            for code in codes
+        ]
+        why = explain_in_words(
+            station.zones, settings.zone_codes, codes, match, _noun(row.event or "")
+        )
         station.templates.page(
             req,
             resp,
@@ -137,6 +162,8 @@ class AlertDetailPage:
             codes=named,
             remaining_codes=found.remaining,
             ended_codes=found.ended,
+            match=match,
+            why=why,
             vtec=vtec,
             detail=detail,
             badges=badges(row, station.clock()),
@@ -148,3 +175,13 @@ class AlertDetailPage:
         zones = self._station.zones
         name = describe_same_code(zones, code) if code.isdigit() else zones.name_for(code)
         return name or "not in the zone catalog"
+
+
+def _code_state(ended: CodeState | None) -> str:
+    """Say how one code of an alert stands: in force, or how it ended."""
+    return "in force" if ended is None else ended.state
+
+
+def _ended_at(ended: CodeState | None) -> datetime | None:
+    """Return when one code of an alert ended (None while it is in force)."""
+    return None if ended is None else ended.ended_at

@@ -158,13 +158,33 @@ def _matching(records: Any, needle: str, zone_type: str | None, state: str) -> I
         yield record
 
 
+def county_groups(catalog: ZoneCatalog) -> list[dict[str, Any]]:
+    """Group SAME county codes by state: each whole county ``0SSCCC``, then its named parts."""
+    index = catalog.county_index()
+    parts: dict[str, list[tuple[str, str]]] = {}
+    for same_code, name in sorted(index.subdivisions.items()):
+        if same_code[0] != "0":
+            parts.setdefault(same_code[1:], []).append((same_code, name))
+    groups: dict[str, list[dict[str, str]]] = {}
+    for fips, county in sorted(index.counties.items(), key=lambda item: (item[1].name, item[0])):
+        if fips.endswith("000"):
+            continue  # a whole-state row names no county
+        zones = groups.setdefault(county.state_code, [])
+        zones.append({"code": f"0{fips}", "name": county.name})
+        for same_code, name in parts.get(fips, []):
+            zones.append({"code": same_code, "name": f"{name} (part of {county.name})"})
+    return [{"key": key, "label": key, "zones": groups[key]} for key in sorted(groups)]
+
+
 def picker_groups(catalog: ZoneCatalog, family: str) -> list[dict[str, Any]]:
-    """Group zones for the code picker: land and fire by state, marine by two-letter area."""
+    """Group codes for the picker: counties and land and fire zones by state, marine by area."""
+    if family == "county":
+        return county_groups(catalog)
     zone_type = {"land": "public", "public": "public", "fire": "fire", "marine": "marine"}.get(
         family
     )
     if zone_type is None:
-        raise ValueError("family must be land, fire or marine")
+        raise ValueError("family must be county, land, fire or marine")
     groups: dict[str, list[ZoneRecord]] = {}
     for record in catalog.index().zones.values():
         if record.zone_type == zone_type:

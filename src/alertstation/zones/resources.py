@@ -150,7 +150,7 @@ class ZonesSearch:
 
 
 class ZonesPicker:
-    """GET /api/zones/picker?family=land|fire|marine: zones grouped for the code picker."""
+    """GET /api/zones/picker?family=county|land|fire|marine: codes grouped for the picker."""
 
     def __init__(self, station: Station) -> None:
         self._zones = station.zones

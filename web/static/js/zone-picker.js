@@ -3,16 +3,22 @@
 //
 // Options (data attributes or the second argument of attach):
 //   target    selector of the input/textarea holding the codes (required)
-//   families  comma-separated subset of "land,fire,marine" (default all three, in that order)
+//   families  comma-separated subset of "county,land,fire,marine" (default "land,fire,marine")
+//   check     "zones" (default): UGC zone codes only, checked with /api/zones/validate;
+//             "area": the alert area rule (UGC zones, UGC counties, SAME PSSCCC), checked with
+//             /api/alerts/area/check, with a warning when zones are chosen but no county
 //   open      "true" to show the tree straight away
 // The picker reads the target on load and whenever it is edited, so typed codes and ticked
 // boxes always agree. Codes the catalog does not know are kept; "Check codes" lists them.
 (function () {
   "use strict";
 
-  const FAMILY_LABELS = { land: "Land", fire: "Fire", marine: "Marine" };
-  const FAMILY_NOUNS = { land: "land zones", fire: "fire-weather zones", marine: "marine zones" };
-  const GROUP_NOUNS = { land: "state", fire: "state", marine: "area" };
+  const FAMILY_LABELS = { county: "Counties", land: "Land", fire: "Fire", marine: "Marine" };
+  const FAMILY_NOUNS = {
+    county: "counties and county parts", land: "land zones", fire: "fire-weather zones", marine: "marine zones",
+  };
+  const GROUP_NOUNS = { county: "state", land: "state", fire: "state", marine: "area" };
+  const ITEM_NOUNS = { county: "codes", land: "zones", fire: "zones", marine: "zones" };
   const STATES = {
     AK: "Alaska", AL: "Alabama", AR: "Arkansas", AS: "American Samoa", AZ: "Arizona",
     CA: "California", CO: "Colorado", CT: "Connecticut", DC: "District of Columbia",
@@ -28,6 +34,9 @@
     VT: "Vermont", WA: "Washington", WI: "Wisconsin", WV: "West Virginia", WY: "Wyoming",
   };
   const CODE = /^[A-Z]{2}Z\d{3}$/;
+  // The alert area rule (alertstation.alerts.area): UGC zones, UGC counties and SAME codes.
+  const AREA_CODE = /^(?:[A-Z]{2}[ZC]\d{3}|\d{6})$/;
+  const ZONE_CODE = CODE;
   const SHORT = /^([A-Z]{2})(\d{3})$/;
   // A filter matching more zones than this lists the groups closed instead of opening them all.
   const OPEN_ON_FILTER = 300;
@@ -49,12 +58,13 @@
     return String(text || "").split(/[\s,]+/).filter(Boolean);
   }
 
-  // The valid codes of a text, in order, without duplicates.
-  function parse(text) {
+  // The valid codes of a text, in order, without duplicates (zone codes, or the area rule).
+  function parse(text, area) {
+    const rule = area ? AREA_CODE : CODE;
     const seen = [];
     tokensOf(text).forEach(function (token) {
       const code = normalise(token);
-      if (CODE.test(code) && seen.indexOf(code) < 0) seen.push(code);
+      if (rule.test(code) && seen.indexOf(code) < 0) seen.push(code);
     });
     return seen;
   }
@@ -110,6 +120,7 @@
     this.families = wanted.map(function (name) { return name.trim(); })
       .filter(function (name) { return FAMILY_LABELS[name]; });
     if (this.families.length === 0) this.families = ["land", "fire", "marine"];
+    this.area = String(options.check || root.dataset.check || "zones") === "area";
     this.family = this.families[0];
     this.groups = {};
     this.filter = "";
@@ -137,11 +148,18 @@
     root.replaceChildren();
     this.toggle = el("button", {
       type: "button", className: "zp-toggle", "aria-expanded": "false", "aria-controls": this.id + "-body",
-      text: "Choose zones…",
+      text: this.area ? "Choose counties or zones…" : "Choose zones…",
     });
     this.checkButton = el("button", { type: "button", className: "zp-check", text: "Check codes" });
     this.count = el("span", { className: "zp-count" });
     root.append(el("div", { className: "zp-bar" }, [this.toggle, this.checkButton, this.count]));
+    this.noCounties = el("p", {
+      className: "zp-warn zp-no-counties", role: "status", hidden: true,
+      text: "Warning: this area has zones but no counties. County-based warnings (Tornado TOR, " +
+        "Severe Thunderstorm SVR, Flash Flood FFW) name counties, so they will not match. " +
+        "Add the counties of the area too.",
+    });
+    root.append(this.noCounties);
 
     this.tabs = el("div", { className: "zp-tabs", role: "tablist", "aria-label": "Zone family" });
     this.tabButtons = this.families.map(function (family, index) {
@@ -219,7 +237,7 @@
   Picker.prototype.open = function (show) {
     this.body.hidden = !show;
     this.toggle.setAttribute("aria-expanded", show ? "true" : "false");
-    this.toggle.textContent = show ? "Hide zone list" : "Choose zones…";
+    this.toggle.textContent = show ? "Hide the list" : this.area ? "Choose counties or zones…" : "Choose zones…";
     if (show) this.show(this.family);
   };
 
@@ -300,7 +318,7 @@
       el("summary", {}, [
         el("span", { className: "zp-key", text: group.key }),
         el("span", { className: "zp-label", text: groupLabel(this.family, group) }),
-        el("span", { className: "zp-size hint", text: zones.length + (zones.length === group.zones.length ? "" : " of " + group.zones.length) + " zones" }),
+        el("span", { className: "zp-size hint", text: zones.length + (zones.length === group.zones.length ? "" : " of " + group.zones.length) + " " + ITEM_NOUNS[this.family] }),
         el("span", { className: "zp-chosen" }),
       ]),
     ]);
@@ -366,12 +384,16 @@
   };
 
   Picker.prototype.readTarget = function () {
-    this.chosen = parse(this.target.value);
+    this.chosen = parse(this.target.value, this.area);
     this.chosenSet = {};
     const set = this.chosenSet;
     this.chosen.forEach(function (code) { set[code] = true; });
     const n = this.chosen.length;
     this.count.textContent = n === 0 ? "No codes chosen" : n === 1 ? "1 code chosen" : n + " codes chosen";
+    if (this.area) {
+      const zones = this.chosen.filter(function (code) { return ZONE_CODE.test(code); }).length;
+      this.noCounties.hidden = !(zones > 0 && zones === n);
+    }
   };
 
   Picker.prototype.markGroup = function (details) {
@@ -411,7 +433,8 @@
     if (!text.trim()) { this.say(this.report, "No codes to check: the box is empty.", "hint"); return; }
     this.checkButton.disabled = true;
     this.say(this.report, "Checking…", "hint");
-    fetch("/api/zones/validate?codes=" + encodeURIComponent(text), {
+    const url = this.area ? "/api/alerts/area/check?codes=" : "/api/zones/validate?codes=";
+    fetch(url + encodeURIComponent(text), {
       credentials: "same-origin", headers: { Accept: "application/json" },
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
@@ -445,8 +468,12 @@
     if ((data.invalid || []).length) {
       lines.push(el("p", {
         className: "zp-bad zp-invalid",
-        text: "Not zone codes: " + data.invalid.join(", ") +
-          ". A code is two letters, Z and three digits, such as VAZ057 (VA057 is read as VAZ057).",
+        text: this.area
+          ? "Not area codes: " + data.invalid.join(", ") + ". Use UGC zone codes such as VAZ057 " +
+            "(VA057 is read as VAZ057), UGC county codes such as OHC137 or SAME codes PSSCCC " +
+            "such as 039137."
+          : "Not zone codes: " + data.invalid.join(", ") +
+            ". A code is two letters, Z and three digits, such as VAZ057 (VA057 is read as VAZ057).",
       }));
     }
     if (!lines.length) lines.push(el("p", { className: "hint", text: "No codes to check." }));

@@ -165,8 +165,11 @@ def area_locations(alert_codes: Iterable[str], area_codes: Iterable[str]) -> Loc
     alert_same = list(
         dict.fromkeys([c for c in alert if is_same(c)] + [c for c in translated if c])
     )
-    exact = _from_same_area(alert_same, [c for c in area if is_same(c)])
-    zoned = _from_zones(alert_same, alert_ugc, [c for c in area if not is_same(c)])
+    # A configured UGC county is its SAME county; only the area's zones go by state.
+    area_counties = {code: ugc_county_as_same(code) for code in area if not is_same(code)}
+    area_same = [c for c in area if is_same(c)] + [c for c in area_counties.values() if c]
+    exact = _from_same_area(alert_same, list(dict.fromkeys(area_same)))
+    zoned = _from_zones(alert_same, alert_ugc, [c for c, same in area_counties.items() if not same])
     kept = _minimal(exact | zoned)
     ordered = sorted(c for c in kept if c in exact) + sorted(c for c in kept if c not in exact)
     return Locations(
