@@ -40,7 +40,7 @@ from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive
-from alertstation.eas.airing import onair
+from alertstation.eas.airing import broadcast
 from alertstation.eas.audio import render_message, write_wav
 from alertstation.eas.decode import Decoded, SameStreamDecoder
 from alertstation.eas.forward.config import get_forward_settings
@@ -267,15 +267,27 @@ class SameMonitor:
         with station.engine.connect() as conn:
             forward = get_forward_settings(conn)
         own = replace(header, station=forward.station_id)
-        samples = render_message(
-            own,
+
+        def render(rate: int) -> archive.AiredMessage:
+            samples = render_message(
+                own,
+                sample_rate=rate,
+                attention_seconds=forward.attention_seconds,
+                voice=audio if getattr(audio, "size", 0) else None,
+                attention="nwr" if forward.nwr_tone else "eas",
+            )
+            return archive.AiredMessage(own.encode(), samples, rate)
+
+        row = broadcast.broadcast(
+            station,
+            origin="relay",
+            render=render,
+            actor=Actor.system(RELAY_ACTOR),
+            target=f"received_eas_message:{message_id}",
+            aired_by=RELAY_ACTOR,
+            details={"received_header": header.encode(), "source_id": source_id},
             sample_rate=self.sample_rate,
-            attention_seconds=forward.attention_seconds,
-            voice=audio if getattr(audio, "size", 0) else None,
-            attention="nwr" if forward.nwr_tone else "eas",
         )
-        message = archive.AiredMessage(own.encode(), samples, self.sample_rate)
-        row = onair.air_message(station, message, aired_by=RELAY_ACTOR, origin="forward")
         aired_id = int(row["id"])
         with begin_write(station.engine) as conn:
             conn.execute(
@@ -283,17 +295,6 @@ class SameMonitor:
                 .where(_R.id == message_id)
                 .values(relay=f"relayed as {own.encode()}", relay_message_id=aired_id)
             )
-        archive.audit_broadcast(
-            station,
-            Actor.system(RELAY_ACTOR),
-            f"received_eas_message:{message_id}",
-            {
-                "header": own.encode(),
-                "received_header": header.encode(),
-                "message_id": aired_id,
-                "source_id": source_id,
-            },
-        )
 
     def _note(self, message_id: int, note: str, *, only_if_empty: bool = False) -> None:
         query = update(received_eas_messages).where(_R.id == message_id)
