@@ -42,7 +42,7 @@ def test_create_preview_send_and_archive(
 
     # No audio output is set up: the send dialog names what would air, says so, and offers
     # only "Archive only"; the result reads "archived only", never "aired".
-    row.get_by_role("button", name="Send").click()
+    row.get_by_role("button", name="Send", exact=True).click()
     confirm = page.locator("#eas-confirm")
     expect(confirm).to_be_visible()
     expect(confirm).to_contain_text("Required Weekly Test")
@@ -61,8 +61,8 @@ def test_create_preview_send_and_archive(
     )
     expect(row.locator(".badge")).to_have_text("sent")
     # A sent activation offers Resend, not Send.
-    expect(row.get_by_role("button", name="Send")).to_have_count(0)
-    expect(row.get_by_role("button", name="Resend")).to_be_visible()
+    expect(row.get_by_role("button", name="Send", exact=True)).to_have_count(0)
+    expect(row.get_by_role("button", name="Resend", exact=True)).to_be_visible()
     assert onair.run_once(live_server.app.station)
     page.reload()
     expect(archived.locator("[data-message-state]")).to_have_text("archived only")

@@ -35,6 +35,8 @@ MOUNT = "/eas.mp3"
 VOICE_SECONDS = 60
 #: At most this much of it is heard before Stop cuts it (ON AIR shows within a few seconds).
 HEARD_SECONDS = 45.0
+#: How long the lead-in and the three headers take to stream, with a margin.
+HEADERS_MS = 10_000
 
 
 def voice_wav() -> bytes:
@@ -88,7 +90,7 @@ def test_on_air_banner_and_stop_end_the_stream_with_an_eom(
             row = page.locator("#eas-activations tbody tr")
             expect(row).to_have_count(1)
 
-            row.get_by_role("button", name="Send").click()
+            row.get_by_role("button", name="Send", exact=True).click()
             dialog = page.locator("#eas-confirm")
             expect(dialog).to_be_visible()
             expect(dialog).to_contain_text("Tornado Warning")
@@ -103,6 +105,9 @@ def test_on_air_banner_and_stop_end_the_stream_with_an_eom(
             stop = banner.get_by_role("button", name="Stop")
             expect(stop).to_be_visible()
             on_air_colour = banner.evaluate("el => getComputedStyle(el).backgroundColor")
+            # The stream runs in real time: let the lead-in and the three headers go out
+            # (about 8 s) before the operator stops it during the minute of voice.
+            page.wait_for_timeout(HEADERS_MS)
 
             def accept(confirm: Dialog) -> None:
                 confirm.accept()
@@ -124,6 +129,7 @@ def test_on_air_banner_and_stop_end_the_stream_with_an_eom(
     assert listener.data, listener.error
     pcm = mp3_to_pcm(listener.data)
     lines = multimon(pcm)
+    assert lines, "multimon-ng heard nothing"
     header = next(line for line in lines if line.startswith("EAS: ZCZC-WXR-TOR-039137+0030-"))
     # The header, then (the attention signal cut) the end of message: three NNNN, nothing after.
     assert lines[-3:] == ["EAS: NNNN"] * 3 and lines.index(header) < len(lines) - 3
