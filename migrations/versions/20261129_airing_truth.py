@@ -32,6 +32,36 @@ REAL_OUTPUTS = ("icecast", "alsa")
 
 
 def upgrade() -> None:
+    queue = sa.table(
+        "eas_airing_queue",
+        sa.column("id", sa.Integer()),
+        sa.column("state", sa.String()),
+        sa.column("started_at", UTCDateTime()),
+        sa.column("finished_at", UTCDateTime()),
+        sa.column("error", sa.Text()),
+        sa.column("outputs", sa.Text()),
+    )
+    conn = op.get_bind()
+    # Read the old results first: on SQLite the batch below rebuilds the queue table, and the
+    # outputs table is made after it (its rows would go with the old table's drop otherwise).
+    old = conn.execute(
+        sa.select(
+            queue.c.id,
+            queue.c.state,
+            queue.c.started_at,
+            queue.c.finished_at,
+            queue.c.error,
+            queue.c.outputs,
+        )
+    ).all()
+    with op.batch_alter_table("eas_airing_queue") as batch:
+        batch.alter_column("state", existing_type=sa.String(8), type_=sa.String(16))
+        batch.add_column(
+            sa.Column("archive_only", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
+        batch.add_column(sa.Column("stop_requested_at", UTCDateTime(), nullable=True))
+        batch.add_column(sa.Column("stop_requested_by", sa.String(64), nullable=True))
+        batch.drop_column("outputs")
     outputs = op.create_table(
         "eas_airing_outputs",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
@@ -50,34 +80,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_eas_airing_outputs")),
     )
     op.create_index("ix_eas_airing_outputs_queue_id", "eas_airing_outputs", ["queue_id", "id"])
-    queue = sa.table(
-        "eas_airing_queue",
-        sa.column("id", sa.Integer()),
-        sa.column("state", sa.String()),
-        sa.column("started_at", UTCDateTime()),
-        sa.column("finished_at", UTCDateTime()),
-        sa.column("error", sa.Text()),
-        sa.column("outputs", sa.Text()),
-    )
-    with op.batch_alter_table("eas_airing_queue") as batch:
-        batch.alter_column("state", existing_type=sa.String(8), type_=sa.String(16))
-        batch.add_column(
-            sa.Column("archive_only", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-        batch.add_column(sa.Column("stop_requested_at", UTCDateTime(), nullable=True))
-        batch.add_column(sa.Column("stop_requested_by", sa.String(64), nullable=True))
-    conn = op.get_bind()
-    rows = conn.execute(
-        sa.select(
-            queue.c.id,
-            queue.c.state,
-            queue.c.started_at,
-            queue.c.finished_at,
-            queue.c.error,
-            queue.c.outputs,
-        )
-    ).all()
-    for row in rows:
+    relabel = sa.table("eas_airing_queue", sa.column("id", sa.Integer()), sa.column("state"))
+    for row in old:
         results = json.loads(row.outputs) if row.outputs else {}
         if row.started_at is not None:
             for name, result in results.items():
@@ -97,12 +101,12 @@ def upgrade() -> None:
         elif state == "failed" and (row.error or "").startswith("interrupted"):
             state = "interrupted"
         if state != row.state:
-            conn.execute(queue.update().where(queue.c.id == row.id).values(state=state))
-    with op.batch_alter_table("eas_airing_queue") as batch:
-        batch.drop_column("outputs")
+            conn.execute(relabel.update().where(relabel.c.id == row.id).values(state=state))
 
 
 def downgrade() -> None:
+    op.drop_index("ix_eas_airing_outputs_queue_id", table_name="eas_airing_outputs")
+    op.drop_table("eas_airing_outputs")
     with op.batch_alter_table("eas_airing_queue") as batch:
         batch.add_column(sa.Column("outputs", sa.Text(), nullable=True))
     conn = op.get_bind()
@@ -118,5 +122,3 @@ def downgrade() -> None:
         batch.drop_column("stop_requested_at")
         batch.drop_column("archive_only")
         batch.alter_column("state", existing_type=sa.String(16), type_=sa.String(8))
-    op.drop_index("ix_eas_airing_outputs_queue_id", table_name="eas_airing_outputs")
-    op.drop_table("eas_airing_outputs")

@@ -200,12 +200,17 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
     from alertstation.eas.airing import queue as airing
     from alertstation.eas.airing import settings as settings_airing
     from alertstation.eas.archive import AiredMessage
+    from alertstation.settings import LEDGER_KEY_FILE, load_or_create_key
     from tests.support import make_settings
 
     env = station_env(tmp_path)
     url = f"sqlite:///{database(tmp_path)}"
     engine = make_engine(url)
-    station = create_app(make_settings(tmp_path, url), engine=engine).station
+    # The broadcast path audits: sign with the station's own ledger key, as the CLI verifies.
+    ledger_key = load_or_create_key(tmp_path / "data", LEDGER_KEY_FILE)
+    station = create_app(
+        make_settings(tmp_path, url, audit_ledger_key=ledger_key), engine=engine
+    ).station
     with begin_write(engine) as conn:
         settings_airing.save(
             conn,
@@ -245,7 +250,9 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
     # A message queued behind it: once the new worker has dealt with that one, its airing loop
     # has passed the interrupted item.
     engine = make_engine(url)
-    station = create_app(make_settings(tmp_path, url), engine=engine).station
+    station = create_app(
+        make_settings(tmp_path, url, audit_ledger_key=ledger_key), engine=engine
+    ).station
     short = AiredMessage(header, np.zeros(11025, dtype=np.int16), 22050)
     next_id = queue_message(station, short, aired_by="ops")["queue"]["id"]
     engine.dispose()
