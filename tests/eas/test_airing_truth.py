@@ -174,6 +174,13 @@ def test_an_airing_through_alsa_is_aired_with_a_result_per_output(
     first = operator.request("GET", f"/eas/manual/events/{activation}/confirmation").json
     assert first["confirmation"]["first_aired_at"] == row.started_at.isoformat()
     assert first["confirmation"]["message_id"] == sent.json["message"]["id"]
+    # Resend asks again, naming when the message first aired.
+    again = operator.request("GET", f"/messages/{sent.json['message']['id']}/confirmation").json
+    assert again["confirmation"]["first_aired_at"] == row.started_at.isoformat()
+    assert again["confirmation"]["outputs"] == ["alsa"]
+    resent = operator.request("POST", f"/messages/{sent.json['message']['id']}/resend")
+    assert resent.status_code == 200, resent.text
+    assert [r.origin for r in queue_rows(station)] == ["manual", "resend"]
 
 
 def test_a_failing_real_output_fails_the_airing_and_keeps_its_error(

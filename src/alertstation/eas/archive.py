@@ -149,6 +149,7 @@ def list_rows(conn: Connection, limit: int = 200) -> list[dict[str, Any]]:
     for row in rows:
         found = states.get(row["id"], {})
         row["state"] = found.get("state")
+        row["text"] = airing.plain_text(row["header"])
         row["queue_id"] = found.get("queue_id")
         row["started_at"] = found.get("started_at")
         row["finished_at"] = found.get("finished_at")

@@ -97,6 +97,7 @@ class QueueItem:
             "state": self.state,
             "archive_only": self.archive_only,
             "header": self.header,
+            "text": plain_text(self.header),
             "duration": self.duration,
             "aired_by": self.aired_by,
             "enqueued_at": self.enqueued_at.isoformat(),
@@ -436,7 +437,8 @@ def event_name(header: str) -> str:
 
 
 def plain_text(header: str) -> str | None:
-    """Return the plain-language text of a header (None until the plain-language module)."""
+    """Return the plain-language text of a header for ``text`` fields (queue, archive, broadcast
+    state, confirmations): None until the plain-language module is wired in here."""
     return None
 
 
