@@ -8,6 +8,7 @@ broadcast module may queue a message. Every origin's module calls the broadcast 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
@@ -39,7 +40,8 @@ ORIGIN_MODULES = {
 }
 
 
-def used_names(tree: ast.AST) -> set[str]:
+@cache
+def used_names(tree: ast.AST) -> frozenset[str]:
     """Return the names a module refers to: bare names, attributes and imported names."""
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -49,9 +51,10 @@ def used_names(tree: ast.AST) -> set[str]:
             found.add(node.attr)
         elif isinstance(node, ast.ImportFrom):
             found.update(alias.name for alias in node.names)
-    return found
+    return frozenset(found)
 
 
+@cache
 def modules() -> dict[str, ast.AST]:
     return {
         path.relative_to(SOURCE).as_posix(): ast.parse(path.read_text(), str(path))
