@@ -382,15 +382,18 @@ def test_history_filters_and_detail_badges(station: StationHarness) -> None:
 def test_a_manual_message_on_the_air_makes_the_broadcast_active(station) -> None:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    from alertstation.eas.airing.onair import air_message, run_once
+    from alertstation.eas.airing.onair import run_once
     from alertstation.eas.archive import AiredMessage
+    from tests.eas.airing_support import queue_message
 
     quiet = station.client.simulate_get("/api/broadcast/state").json
     assert quiet["active"] is False and quiet["airing"] is False
     silence = AiredMessage("ZCZC-EAS-RWT-051059+0015-3251200-WXYZ/FM -", np.zeros(800, "<i2"), 8000)
-    air_message(station.app.station, silence, aired_by="ops")  # queued until the worker airs it
+    queue_message(station.app.station, silence)  # queued until the worker airs it
     on_air = station.client.simulate_get("/api/broadcast/state").json
     assert on_air["active"] is True and on_air["airing"] is True
     assert on_air["active_alerts"] == 0
+    # Queued is not on the air; and with no real output it never is (archived only).
+    assert on_air["on_air"] is False and on_air["now_airing"] is None
     assert run_once(station.app.station)
     assert station.client.simulate_get("/api/broadcast/state").json["active"] is False

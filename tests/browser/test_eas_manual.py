@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Dialog, Page, expect
+from playwright.sync_api import Page, expect
 
+from alertstation.eas.airing import onair
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 
 PASSWORD = "operator password for tests"
@@ -41,16 +42,32 @@ def test_create_preview_send_and_archive(
     wav = [r for r in page_log.responses_under("/eas/manual/events/") if r.status == 200]
     assert wav and wav[-1].headers["content-type"] == "audio/wav"
 
-    def accept(dialog: Dialog) -> None:
-        dialog.accept()
-
-    page.on("dialog", accept)
-    row.get_by_role("button", name="Send").click()
+    # No audio output is set up: the send dialog names what would air, says so, and offers
+    # only "Archive only"; the result reads "archived only", never "aired".
+    row.get_by_role("button", name="Send", exact=True).click()
+    confirm = page.locator("#eas-confirm")
+    expect(confirm).to_be_visible()
+    expect(confirm).to_contain_text("Required Weekly Test")
+    expect(confirm).to_contain_text("1 h")
+    expect(page.locator("#eas-confirm-no-output")).to_have_text(
+        "No audio output is set up; choose archive only to record it without airing."
+    )
+    expect(page.locator("#eas-confirm-air")).to_be_hidden()
+    page.locator("#eas-confirm-archive").click()
     archived = page.locator("#eas-archive tbody tr")
     expect(archived).to_have_count(1)
     expect(archived).to_contain_text("ZCZC-EAS-RWT-051059-051107+0100-")
     expect(archived).to_contain_text("ops")
+    expect(archived.locator("[data-message-state]")).to_have_attribute(
+        "data-message-state", "queued"
+    )
     expect(row.locator(".badge")).to_have_text("sent")
+    # A sent activation offers Resend, not Send.
+    expect(row.get_by_role("button", name="Send", exact=True)).to_have_count(0)
+    expect(row.get_by_role("button", name="Resend", exact=True)).to_be_visible()
+    assert onair.run_once(live_server.app.station)
+    page.reload()
+    expect(archived.locator("[data-message-state]")).to_have_text("archived only")
 
     # The only console error is the refused create (422) at the start.
     assert [e for e in page_log.console_errors() if "422" not in e] == []

@@ -27,6 +27,7 @@ from alertstation.eas.airing.outputs.icecast import IcecastOutput, IcecastTarget
 from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.archive import AiredMessage
 from alertstation.eas.tables import eas_archive
+from tests.eas.airing_support import queue_message
 from tests.eas.test_manual import RWT
 from tests.support import SignedIn, StationHarness
 
@@ -39,11 +40,16 @@ def operator(station: StationHarness) -> SignedIn:
     return station.sign_in("ops")
 
 
-def send(client: SignedIn, **overrides: Any) -> dict[str, Any]:
-    """Create an activation and send it; return the archive row with its queue block."""
+def send(client: SignedIn, *, archive_only: bool = True, **overrides: Any) -> dict[str, Any]:
+    """Create an activation and send it (archive only unless told: most tests set up no
+    output); return the archive row with its queue block."""
     created = client.request("POST", "/eas/manual/events", json={**RWT, **overrides})
     assert created.status_code == 201, created.text
-    result = client.request("POST", f"/eas/manual/events/{created.json['activation']['id']}/send")
+    result = client.request(
+        "POST",
+        f"/eas/manual/events/{created.json['activation']['id']}/send",
+        json={"archive_only": archive_only},
+    )
     assert result.status_code == 200, result.text
     assert result.json["queue"] == result.json["message"]["queue"]
     return result.json["message"]
@@ -83,18 +89,20 @@ def test_sends_air_in_order_one_at_a_time(station: StationHarness, operator: Sig
     app_station = station.app.station
     assert onair.run_once(app_station) is True
     rows = items(station)
-    assert [row.state for row in rows] == ["aired", "queued"]
+    assert [row.state for row in rows] == ["archived_only", "queued"]
     assert rows[0].started_at is not None and rows[0].finished_at is not None
     assert broadcast(station)["active"] is True  # the second one still waits
 
     assert onair.run_once(app_station) is True
-    assert [row.state for row in items(station)] == ["aired", "aired"]
+    assert [row.state for row in items(station)] == ["archived_only", "archived_only"]
     assert broadcast(station)["active"] is False
     assert onair.run_once(app_station) is False  # nothing left
 
     queue = operator.request("GET", "/eas/queue").json
     assert queue["active"] is False
-    assert [item["outputs"] for item in queue["items"]] == [{"archive": {"ok": True}}] * 2
+    assert [
+        [(o["name"], o["ok"], o["error"]) for o in item["outputs"]] for item in queue["items"]
+    ] == [[("archive", True, None)]] * 2
     assert queue["items"][-1]["message_id"] == second["id"]  # newest last
 
 
@@ -106,27 +114,29 @@ def test_the_manual_page_shows_the_queue(station: StationHarness, operator: Sign
     assert f'data-queue-id="{sent["queue"]["id"]}" data-state="queued"' in html
     assert onair.run_once(station.app.station)
     html = operator.request("GET", "/eas/manual", csrf=False, headers={"Accept": "text/html"}).text
-    assert f'data-queue-id="{sent["queue"]["id"]}" data-state="aired"' in html
+    assert f'data-queue-id="{sent["queue"]["id"]}" data-state="archived_only"' in html
 
 
 def test_no_claim_while_a_message_is_on_the_air(station: StationHarness) -> None:
     app_station = station.app.station
-    first = onair.air_message(app_station, short_message(), aired_by="a")
-    second = onair.air_message(app_station, short_message(), aired_by="b")
+    first = queue_message(app_station, short_message(), aired_by="a")
+    second = queue_message(app_station, short_message(), aired_by="b")
     claimed = airing.claim_next(station.engine, station.clock())
     assert claimed is not None and claimed.id == first["queue"]["id"]
     assert claimed.state == "airing"
     assert airing.claim_next(station.engine, station.clock()) is None  # another loop must wait
     with station.engine.connect() as conn:
         assert airing.position(conn, second["queue"]["id"]) == 2
-    airing.finish(station.engine, claimed.id, error=None, outputs={}, now=station.clock())
+    airing.finish(
+        station.engine, claimed.id, state="aired", error=None, outputs={}, now=station.clock()
+    )
     following = airing.claim_next(station.engine, station.clock())
     assert following is not None and following.id == second["queue"]["id"]
 
 
 def test_racing_loops_claim_one_message_between_them(station: StationHarness) -> None:
     for _ in range(3):
-        onair.air_message(station.app.station, short_message(), aired_by="ops")
+        queue_message(station.app.station, short_message(), aired_by="ops")
     start = threading.Barrier(4)
     claimed: list[Any] = []
 
@@ -155,7 +165,7 @@ def test_an_idle_queue_is_checked_without_writing(station: StationHarness) -> No
 def test_the_active_flag_reaches_other_processes(station: StationHarness) -> None:
     elsewhere = airing.AiringState(station.engine, check_interval=0.0)  # another process's view
     assert elsewhere.active is False
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert elsewhere.active is True
     assert onair.run_once(station.app.station)
     assert elsewhere.active is False
@@ -174,49 +184,50 @@ def test_a_failed_output_is_recorded_and_the_message_stays_archived(
         icecast_port=closed_port,
         icecast_password="pw",
     )
-    sent = send(operator)
+    sent = send(operator, archive_only=False)
     assert onair.run_once(station.app.station)
     (row,) = items(station)
     assert row.state == "failed"
     assert "connection refused" in row.error and row.error.startswith("icecast: ")
     result = operator.request("GET", "/eas/queue").json["items"][0]
-    assert result["outputs"]["archive"] == {"ok": True}
-    assert result["outputs"]["icecast"]["ok"] is False
-    assert f"127.0.0.1:{closed_port}" in result["outputs"]["icecast"]["error"]
+    outputs = {output["name"]: output for output in result["outputs"]}
+    assert (outputs["archive"]["ok"], outputs["archive"]["error"]) == (True, None)
+    assert outputs["icecast"]["ok"] is False
+    assert f"127.0.0.1:{closed_port}" in outputs["icecast"]["error"]
     listed = operator.request("GET", "/messages").json["messages"]
     assert [message["id"] for message in listed] == [sent["id"]]
     assert broadcast(station)["active"] is False
 
 
 def test_a_missing_archive_file_fails_the_airing(station: StationHarness, tmp_path: Path) -> None:
-    sent = onair.air_message(station.app.station, short_message(), aired_by="ops")
+    sent = queue_message(station.app.station, short_message(), aired_by="ops")
     (tmp_path / "data" / "eas-archive" / sent["wav"]).unlink()
     assert onair.run_once(station.app.station)
     (row,) = items(station)
     assert row.state == "failed" and "cannot be read" in row.error
 
 
-def test_crash_recovery_fails_an_interrupted_item(station: StationHarness) -> None:
+def test_crash_recovery_marks_an_item_interrupted(station: StationHarness) -> None:
     app_station = station.app.station
-    onair.air_message(app_station, short_message(), aired_by="ops")
-    waiting = onair.air_message(app_station, short_message(), aired_by="ops")
+    queue_message(app_station, short_message(), aired_by="ops")
+    waiting = queue_message(app_station, short_message(), aired_by="ops")
     claimed = airing.claim_next(station.engine, station.clock())  # a worker that then died
     assert claimed is not None and broadcast(station)["active"] is True
 
     assert onair.recover(app_station) == [claimed.id]
     rows = items(station)
-    assert [row.state for row in rows] == ["failed", "queued"]
-    assert rows[0].error == airing.INTERRUPTED
+    assert [row.state for row in rows] == ["interrupted", "queued"]
+    assert rows[0].error == airing.INTERRUPTED_ERROR
     assert onair.recover(app_station) == []
     assert onair.run_once(app_station)  # the queue goes on with the next message
-    assert [row.state for row in items(station)] == ["failed", "aired"]
+    assert [row.state for row in items(station)] == ["interrupted", "archived_only"]
     assert items(station)[1].id == waiting["queue"]["id"]
 
 
 def test_a_message_whose_purge_time_passed_in_the_queue_is_not_aired(
     station: StationHarness,
 ) -> None:
-    onair.air_message(station.app.station, short_message(), aired_by="ops")  # purge +0030
+    queue_message(station.app.station, short_message(), aired_by="ops")  # purge +0030
     station.clock.advance(minutes=31)
     assert onair.run_once(station.app.station) is False
     (row,) = items(station)
@@ -236,7 +247,7 @@ def test_deleting_a_queued_message_takes_it_off_the_queue(
 
 def test_resend_queues_a_copy(station: StationHarness, operator: SignedIn, tmp_path: Path) -> None:
     first = send(operator)
-    again = operator.request("POST", f"/messages/{first['id']}/resend")
+    again = operator.request("POST", f"/messages/{first['id']}/resend", json={"archive_only": True})
     assert again.status_code == 200, again.text
     assert again.json["queue"]["position"] == 2
     assert [row.origin for row in items(station)] == ["manual", "resend"]
@@ -256,7 +267,7 @@ def test_sends_render_at_the_airing_sample_rate(
 
 def test_an_unknown_origin_writes_nothing(station: StationHarness, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="origin"):
-        onair.air_message(station.app.station, short_message(), aired_by="x", origin="radio")
+        queue_message(station.app.station, short_message(), aired_by="x", origin="radio")
     with station.engine.connect() as conn:
         assert conn.execute(select(eas_archive)).first() is None
     assert not any((tmp_path / "data").rglob("*.wav"))
@@ -264,19 +275,19 @@ def test_an_unknown_origin_writes_nothing(station: StationHarness, tmp_path: Pat
 
 def test_the_airing_thread_airs_the_queue_and_stops(station: StationHarness) -> None:
     app_station = station.app.station
-    sent = onair.air_message(app_station, short_message(), aired_by="ops")
+    sent = queue_message(app_station, short_message(), aired_by="ops")
     stop = threading.Event()
     thread = onair.start_airing(app_station, stop)
     try:
         deadline = time.monotonic() + 30
-        while items(station)[0].state != "aired" and time.monotonic() < deadline:
+        while items(station)[0].state != "archived_only" and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         stop.set()
         thread.join(timeout=30)
     assert not thread.is_alive()
     (row,) = items(station)
-    assert row.id == sent["queue"]["id"] and row.state == "aired"
+    assert row.id == sent["queue"]["id"] and row.state == "archived_only"
 
 
 # --- the ALSA output, with a stand-in aplay (there is no sound card here) -------------------
@@ -304,7 +315,7 @@ def test_alsa_output_plays_the_archived_wav_through_aplay(
     stub_aplay(bin_dir)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     configure(station, alsa_enabled=True, alsa_device="plughw:CARD=PCH,DEV=0")
-    sent = send(operator)
+    sent = send(operator, archive_only=False)
     assert onair.run_once(station.app.station)
     (row,) = items(station)
     assert row.state == "aired", row.error

@@ -1,12 +1,14 @@
 """The airing loop keys the saved transmitter relays while a message airs, and always opens them.
 
 No runner has relays: a stand-in GPIO driver records what would be written to the pins (the
-same driver hook the settings page's test button uses).
+same driver hook the settings page's test button uses). The relays key the transmitter only
+when a real output airs the message: ALSA is enabled here with an ``aplay`` stand-in.
 """
 
 from __future__ import annotations
 
-import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +16,10 @@ from sqlalchemy import select
 
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import onair, relays
-from alertstation.eas.airing.tables import eas_airing_queue
+from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.tables import eas_airing_outputs, eas_airing_queue
 from alertstation.settings_admin import sections
+from tests.eas.airing_support import queue_message, timed_aplay
 from tests.eas.test_airing import short_message
 from tests.support import StationHarness
 
@@ -50,6 +54,15 @@ def item(station: StationHarness) -> Any:
     return row
 
 
+@pytest.fixture(autouse=True)
+def alsa(station: StationHarness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "bin"
+    timed_aplay(folder, scale=0.0)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    with begin_write(station.engine) as conn:
+        settings_airing.save(conn, {"alsa_enabled": True}, updated_by="t", now=station.clock())
+
+
 @pytest.fixture
 def gpio(monkeypatch: pytest.MonkeyPatch) -> StandInGpio:
     driver = StandInGpio()
@@ -62,11 +75,11 @@ def watch_play(monkeypatch: pytest.MonkeyPatch, gpio: StandInGpio, fail: bool = 
     seen: list[list[tuple[int, bool]]] = []
     real = onair.play_all
 
-    def play_all(outputs: Any, message: Any) -> Any:
+    def play_all(outputs: Any, message: Any, **kwargs: Any) -> Any:
         seen.append(list(gpio.writes))
         if fail:
             raise RuntimeError("output thread died")
-        return real(outputs, message)
+        return real(outputs, message, **kwargs)
 
     monkeypatch.setattr(onair, "play_all", play_all)
     return seen
@@ -77,7 +90,7 @@ def test_the_transmitter_is_keyed_while_the_message_airs(
 ) -> None:
     save_relays(station, [17, 27], active_high=False)
     seen = watch_play(monkeypatch, gpio)
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert onair.run_once(station.app.station)
     assert seen == [[(17, False), (27, False)]]  # active-low: both closed before it plays
     assert gpio.writes == [(17, False), (27, False), (17, True), (27, True)]
@@ -86,7 +99,7 @@ def test_the_transmitter_is_keyed_while_the_message_airs(
 
 
 def test_without_saved_pins_no_relay_is_touched(station: StationHarness, gpio: StandInGpio) -> None:
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert onair.run_once(station.app.station)
     assert gpio.writes == [] and item(station).state == "aired"
 
@@ -96,7 +109,7 @@ def test_the_relays_open_when_the_airing_fails(
 ) -> None:
     save_relays(station, [5], active_high=True)
     watch_play(monkeypatch, gpio, fail=True)
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert onair.run_once(station.app.station)
     assert gpio.writes == [(5, True), (5, False)]
     row = item(station)
@@ -111,11 +124,20 @@ def test_no_gpio_airs_the_message_and_fails_the_item(
 
     monkeypatch.setattr(relays, "open_gpio", missing)
     save_relays(station, [17], active_high=True)
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert onair.run_once(station.app.station)
     row = item(station)
-    assert row.state == "failed" and row.error.startswith("relays: no GPIO interface")
-    assert json.loads(row.outputs)["archive"] == {"ok": True}  # it still played everywhere
+    # It still played on every output, so it aired; the relays' error is kept.
+    assert row.state == "aired" and row.error.startswith("relays: GPIO [17]: no GPIO interface")
+    with station.engine.connect() as conn:
+        results = dict(
+            conn.execute(
+                select(eas_airing_outputs.c.name, eas_airing_outputs.c.ok).where(
+                    eas_airing_outputs.c.queue_id == row.id
+                )
+            ).all()
+        )
+    assert results == {"archive": True, "alsa": True, "relays": False}
 
 
 def test_a_pin_that_fails_to_close_releases_the_others(
@@ -124,11 +146,20 @@ def test_a_pin_that_fails_to_close_releases_the_others(
     driver = StandInGpio(broken=(27,))
     monkeypatch.setattr(relays, "open_gpio", lambda: driver)
     save_relays(station, [17, 27, 22], active_high=False)
-    onair.air_message(station.app.station, short_message(), aired_by="ops")
+    queue_message(station.app.station, short_message(), aired_by="ops")
     assert onair.run_once(station.app.station)
     assert driver.writes == [(17, False), (27, False), (17, True), (27, True)]
     row = item(station)
-    assert row.state == "failed" and "GPIO 27" in row.error
+    assert row.state == "aired" and "GPIO 27" in row.error
+
+
+def test_an_archive_only_message_does_not_key_the_transmitter(
+    station: StationHarness, gpio: StandInGpio
+) -> None:
+    save_relays(station, [17], active_high=True)
+    queue_message(station.app.station, short_message(), aired_by="ops", archive_only=True)
+    assert onair.run_once(station.app.station)
+    assert gpio.writes == [] and item(station).state == "archived_only"
 
 
 def test_keyed_opens_every_pin_even_when_one_cannot_be_opened() -> None:

@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from alertstation.app import create_app
 from alertstation.db import make_engine
-from alertstation.eas.airing import onair
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.archive import AiredMessage
+from tests.eas.airing_support import queue_message
 from tests.support import make_settings
 
 HEADER = "ZCZC-EAS-RWT-051059+0030-3251200-WXYZ/FM -"
@@ -40,9 +40,9 @@ def test_the_worker_recovers_then_airs_the_queue(tmp_path: Path) -> None:
     engine = make_engine(url)
     station = create_app(make_settings(tmp_path, url), engine=engine).station
     silence = AiredMessage(HEADER, np.zeros(4000, dtype=np.int16), 8000)
-    interrupted = onair.air_message(station, silence, aired_by="ops")
+    interrupted = queue_message(station, silence, aired_by="ops")
     assert airing.claim_next(engine, station.clock()) is not None  # a worker died mid-air
-    waiting = onair.air_message(station, silence, aired_by="ops")
+    waiting = queue_message(station, silence, aired_by="ops")
 
     def states() -> dict[int, tuple[str, str | None]]:
         with engine.connect() as conn:
@@ -56,7 +56,9 @@ def test_the_worker_recovers_then_airs_the_queue(tmp_path: Path) -> None:
         )
     try:
         deadline = time.monotonic() + 60
-        while states()[waiting["queue"]["id"]][0] != "aired" and time.monotonic() < deadline:
+        while (
+            states()[waiting["queue"]["id"]][0] != "archived_only" and time.monotonic() < deadline
+        ):
             assert worker.poll() is None, log_path.read_text()
             time.sleep(0.1)
     finally:
@@ -64,6 +66,6 @@ def test_the_worker_recovers_then_airs_the_queue(tmp_path: Path) -> None:
         worker.wait(timeout=30)
         engine.dispose()
     final = states()
-    assert final[waiting["queue"]["id"]] == ("aired", None), log_path.read_text()
-    assert final[interrupted["queue"]["id"]] == ("failed", airing.INTERRUPTED)
+    assert final[waiting["queue"]["id"]] == ("archived_only", None), log_path.read_text()
+    assert final[interrupted["queue"]["id"]] == ("interrupted", airing.INTERRUPTED_ERROR)
     assert worker.returncode == 0

@@ -385,7 +385,7 @@ def test_a_failed_airing_is_recorded_and_not_retried(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk full")
 
-    monkeypatch.setattr(forward.onair, "air_message", broken)
+    monkeypatch.setattr(forward.broadcast, "broadcast", broken)
     (outcome,) = process_queue(st)
     assert (outcome.outcome, outcome.detail) == ("failed", "airing failed: disk full")
     assert queue_states(station.engine)["tor-new"] == ("failed", "airing failed: disk full")

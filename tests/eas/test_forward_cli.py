@@ -85,7 +85,7 @@ def test_forward_once_exits_1_when_an_airing_failed(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(forward.onair, "air_message", broken)
+    monkeypatch.setattr(forward.broadcast, "broadcast", broken)
     code, lines, _ = run(["eas", "forward", "--once", "--limit", "1"], capsys)
     assert code == 1
     assert lines == [lines[0]] and lines[0].endswith(

@@ -39,6 +39,7 @@ from alertstation.eas.archive import AiredMessage
 from alertstation.eas.audio import render_message
 from alertstation.eas.decode import decode_pcm
 from alertstation.same import SameHeader
+from tests.eas.airing_support import queue_message
 from tests.eas.test_multimon import MULTIMON_RATE, multimon, require_tool
 from tests.icecast import IcecastServer, icecast_server
 from tests.support import Clock, create_database, make_settings
@@ -140,7 +141,7 @@ def test_a_message_aired_through_icecast_decodes_exactly(
             updated_by="test",
             now=station.clock(),
         )
-    queued = onair.air_message(station, AiredMessage(header, samples, 22050), aired_by="ops")
+    queued = queue_message(station, AiredMessage(header, samples, 22050), aired_by="ops")
 
     listener = Listener(icecast.port, MOUNT)
     # Joins after the first header began (2 s of lead-in); burst-on-connect covers it.

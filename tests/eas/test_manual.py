@@ -123,11 +123,17 @@ def test_invalid_fields_are_422_naming_the_field(
         assert conn.execute(select(eas_activations)).first() is None
 
 
+#: No audio output is set up in these tests: operators' sends choose archive only.
+ARCHIVE_ONLY = {"archive_only": True}
+
+
 def test_send_archives_the_message_and_audits(
     station: StationHarness, operator: SignedIn, tmp_path: Path
 ) -> None:
     activation = create(operator)
-    result = operator.request("POST", f"/eas/manual/events/{activation['id']}/send")
+    result = operator.request(
+        "POST", f"/eas/manual/events/{activation['id']}/send", json=ARCHIVE_ONLY
+    )
     assert result.status_code == 200, result.text
     message = result.json["message"]
     header = SameHeader.parse(message["header"])
@@ -169,7 +175,9 @@ def test_send_succeeds_when_the_audit_write_fails(
 
     monkeypatch.setattr(station.app.station.ledger, "record", broken)
     with caplog.at_level(logging.CRITICAL):
-        result = operator.request("POST", f"/eas/manual/events/{activation['id']}/send")
+        result = operator.request(
+            "POST", f"/eas/manual/events/{activation['id']}/send", json=ARCHIVE_ONLY
+        )
     assert result.status_code == 200, result.text
     assert result.json["sent"] is True
     assert any(r.levelno == logging.CRITICAL for r in caplog.records)
@@ -185,8 +193,8 @@ def test_send_unknown_activation_is_404(operator: SignedIn) -> None:
 
 def test_a_second_send_queues_behind_the_first(station: StationHarness, operator: SignedIn) -> None:
     first, second = create(operator), create(operator, event="RMT")
-    one = operator.request("POST", f"/eas/manual/events/{first['id']}/send")
-    two = operator.request("POST", f"/eas/manual/events/{second['id']}/send")
+    one = operator.request("POST", f"/eas/manual/events/{first['id']}/send", json=ARCHIVE_ONLY)
+    two = operator.request("POST", f"/eas/manual/events/{second['id']}/send", json=ARCHIVE_ONLY)
     assert one.status_code == 200 and two.status_code == 200, two.text  # no more 409 busy
     assert one.json["queue"]["state"] == two.json["queue"]["state"] == "queued"
     assert (one.json["queue"]["position"], two.json["queue"]["position"]) == (1, 2)

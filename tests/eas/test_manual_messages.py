@@ -24,7 +24,9 @@ def operator(station: StationHarness) -> SignedIn:
 
 
 def aired(client: SignedIn, **overrides: Any) -> dict[str, Any]:
-    result = client.request("POST", "/admin/eas/manual_generate", json={**RWT, **overrides})
+    result = client.request(
+        "POST", "/admin/eas/manual_generate", json={**RWT, "archive_only": True, **overrides}
+    )
     assert result.status_code == 201, result.text
     return result.json["message"]
 
@@ -45,7 +47,7 @@ def test_admin_generate_creates_and_airs(station: StationHarness, operator: Sign
 
 
 def test_admin_generate_takes_a_wav(operator: SignedIn) -> None:
-    body, headers = multipart(RWT, tone_wav())
+    body, headers = multipart({**RWT, "archive_only": "true"}, tone_wav())
     result = operator.request("POST", "/admin/eas/manual_generate", body=body, headers=headers)
     assert result.status_code == 201, result.text
 
@@ -53,7 +55,7 @@ def test_admin_generate_takes_a_wav(operator: SignedIn) -> None:
 def test_manual_generate_returns_audio_and_stores_nothing(
     station: StationHarness, operator: SignedIn, tmp_path: Path
 ) -> None:
-    result = operator.request("POST", "/manual/generate", json=RWT)
+    result = operator.request("POST", "/manual/generate", json={**RWT, "archive_only": True})
     assert result.status_code == 200, result.text
     assert result.headers["content-type"] == "audio/wav"
     assert decode_wav(result.content).sample_rate == 22050
@@ -61,14 +63,18 @@ def test_manual_generate_returns_audio_and_stores_nothing(
         assert conn.execute(select(eas_activations)).first() is None
         assert conn.execute(select(eas_archive)).first() is None
     assert actions(station).count("eas.broadcast") == 0
-    bad = operator.request("POST", "/manual/generate", json={**RWT, "event": "ZZZ"})
+    bad = operator.request(
+        "POST", "/manual/generate", json={**RWT, "event": "ZZZ", "archive_only": True}
+    )
     assert bad.status_code == 422
 
 
 def test_resend_airs_a_copy(station: StationHarness, operator: SignedIn, tmp_path: Path) -> None:
     first = aired(operator)
     station.clock.advance(minutes=5)
-    result = operator.request("POST", f"/messages/{first['id']}/resend")
+    result = operator.request(
+        "POST", f"/messages/{first['id']}/resend", json={"archive_only": True}
+    )
     assert result.status_code == 200, result.text
     again = result.json["message"]
     assert again["id"] != first["id"] and again["header"] == first["header"]

@@ -189,7 +189,7 @@ def test_a_failed_airing_is_tried_again_within_the_grace(
     st = station.app.station
     schedule_for(station)
     station.clock.advance(minutes=10)
-    real = rwt.onair.air_message
+    real = rwt.broadcast.broadcast
     calls: list[int] = []
 
     def fails_once(*args: Any, **kwargs: Any) -> Any:
@@ -198,7 +198,7 @@ def test_a_failed_airing_is_tried_again_within_the_grace(
             raise OSError("output folder unavailable")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rwt.onair, "air_message", fails_once)
+    monkeypatch.setattr(rwt.broadcast, "broadcast", fails_once)
     assert run_schedule(st) == "failed"
     station.clock.advance(seconds=30)
     assert run_schedule(st) == "aired"

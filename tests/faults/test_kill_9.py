@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.eas.airing_support import queue_message
 from tests.eas.test_icecast import IcecastServer, icecast  # noqa: F401 (fixture)
 from tests.support import SHARED_DATA
 
@@ -196,16 +197,20 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
     from alertstation.app import create_app
     from alertstation.db import make_engine
     from alertstation.db.engine import begin_write
-    from alertstation.eas.airing import onair
     from alertstation.eas.airing import queue as airing
     from alertstation.eas.airing import settings as settings_airing
     from alertstation.eas.archive import AiredMessage
+    from alertstation.settings import LEDGER_KEY_FILE, load_or_create_key
     from tests.support import make_settings
 
     env = station_env(tmp_path)
     url = f"sqlite:///{database(tmp_path)}"
     engine = make_engine(url)
-    station = create_app(make_settings(tmp_path, url), engine=engine).station
+    # The broadcast path audits: sign with the station's own ledger key, as the CLI verifies.
+    ledger_key = load_or_create_key(tmp_path / "data", LEDGER_KEY_FILE)
+    station = create_app(
+        make_settings(tmp_path, url, audit_ledger_key=ledger_key), engine=engine
+    ).station
     with begin_write(engine) as conn:
         settings_airing.save(
             conn,
@@ -221,7 +226,7 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
         )
     header = "ZCZC-EAS-RWT-051059+0030-3251200-WXYZ/FM -"
     long_silence = AiredMessage(header, np.zeros(22050 * 60, dtype=np.int16), 22050)
-    item_id = onair.air_message(station, long_silence, aired_by="ops")["queue"]["id"]
+    item_id = queue_message(station, long_silence, aired_by="ops")["queue"]["id"]
     engine.dispose()
 
     def item() -> tuple[str, str | None, str | None]:
@@ -245,9 +250,11 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
     # A message queued behind it: once the new worker has dealt with that one, its airing loop
     # has passed the interrupted item.
     engine = make_engine(url)
-    station = create_app(make_settings(tmp_path, url), engine=engine).station
+    station = create_app(
+        make_settings(tmp_path, url, audit_ledger_key=ledger_key), engine=engine
+    ).station
     short = AiredMessage(header, np.zeros(11025, dtype=np.int16), 22050)
-    next_id = onair.air_message(station, short, aired_by="ops")["queue"]["id"]
+    next_id = queue_message(station, short, aired_by="ops")["queue"]["id"]
     engine.dispose()
 
     def state_of(queue_id: int) -> str:
@@ -261,7 +268,9 @@ def test_kill_9_during_an_airing_fails_the_item_and_never_airs_it_again(
             "the new worker aired the next message",
             restarted,
         )
-        assert item() == (airing.FAILED, airing.INTERRUPTED, started), log_path.read_text()
+        assert item() == (airing.INTERRUPTED, airing.INTERRUPTED_ERROR, started), (
+            log_path.read_text()
+        )
         assert state_of(next_id) == airing.AIRED, log_path.read_text()
     finally:
         restarted.send_signal(signal.SIGTERM)

@@ -7,8 +7,10 @@ count is taken against the clock at answer time, so an alert whose ``expires`` h
 stops counting even before the expiry sweep marks it expired.
 
 An EAS message queued or on the air also makes the broadcast active: the station hands in its
-``airing`` state (``alertstation.eas.airing.queue.AiringState``, anything with a boolean
-``active`` attribute works), which follows the airing queue in every process.
+``airing`` state (``alertstation.eas.airing.queue.AiringState``: a boolean ``active`` and,
+optionally, a ``snapshot`` with ``on_air`` and ``now_airing``), which follows the airing queue
+in every process. ``on_air`` is true only while an output plays a message; ``now_airing`` says
+what (public: its outputs carry only their name and whether they are ok).
 
 While the database cannot be reached the last snapshot keeps answering, marked ``stale`` (the
 store is tried again at most once per check interval); with no snapshot yet the outage is raised
@@ -45,9 +47,17 @@ log = logging.getLogger("alertstation.alerts")
 
 
 class Airing(Protocol):
-    """Tell whether a message is on the air now."""
+    """Tell whether a message is queued or on the air now."""
 
     active: bool
+
+
+def _on_air(airing: Airing | None) -> tuple[bool, dict[str, Any] | None]:
+    """Return (on the air, what airs) from an airing state that has a ``snapshot``."""
+    snapshot = getattr(airing, "snapshot", None)
+    if snapshot is None:
+        return False, None
+    return bool(snapshot.on_air), snapshot.now_airing
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,7 @@ class BroadcastState:
         self._last: tuple[ActiveSnapshot, int] | None = None
         self._retry_at = NO_RETRY
         self._last_airing = False
+        self._last_on_air: tuple[bool, dict[str, Any] | None] = (False, None)
         # The last answer's parts and its JSON: most requests give the same parts again.
         self._json: tuple[_Parts, bytes] | None = None
         # The last counts taken, with their snapshot and the span of times they hold over.
@@ -180,7 +191,8 @@ class BroadcastState:
         return snapshot, generation, False
 
     def _parts(self) -> _Parts:
-        """Return what the answer says: (snapshot, generation, active, in area, airing, stale)."""
+        """Return what the answer says: (snapshot, generation, active, in area, airing, stale,
+        on air, now airing)."""
         snapshot, generation, stale = self._current()
         counted, now = self._counted, self._now_seconds()
         if counted is None or counted[0] is not snapshot or not counted[1] <= now < counted[2]:
@@ -188,15 +200,18 @@ class BroadcastState:
             counted = self._counted = (snapshot, start, end, active, in_area)
         active, in_area = counted[3], counted[4]
         airing = self._last_airing
+        on_air, now_airing = self._last_on_air
         if not stale:
             try:
                 airing = bool(self._airing is not None and self._airing.active)
+                on_air, now_airing = _on_air(self._airing)
             except Exception as ex:
                 if not is_outage(ex):
                     raise
                 stale = True
             self._last_airing = airing
-        return snapshot, generation, active, in_area, airing, stale
+            self._last_on_air = (on_air, now_airing)
+        return snapshot, generation, active, in_area, airing, stale, on_air, now_airing
 
     def state(self) -> dict[str, Any]:
         """Return the public broadcast state as JSON-ready data.
@@ -217,17 +232,19 @@ class BroadcastState:
         return body
 
 
-_Parts = tuple[ActiveSnapshot, int | None, int, int, bool, bool]
+_Parts = tuple[ActiveSnapshot, int | None, int, int, bool, bool, bool, dict[str, Any] | None]
 
 
 def _document(parts: _Parts) -> dict[str, Any]:
     """Return the answer's JSON-ready document from its parts."""
-    snapshot, generation, active, in_area, airing, stale = parts
+    snapshot, generation, active, in_area, airing, stale, on_air, now_airing = parts
     return {
         "active": in_area > 0 or airing,
         "active_alerts": active,
         "in_area_alerts": in_area,
         "airing": airing,
+        "on_air": on_air,
+        "now_airing": now_airing,
         "generation": generation,
         "timestamp": snapshot.built_at.isoformat(),
         "stale": stale,

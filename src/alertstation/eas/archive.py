@@ -2,7 +2,7 @@
 
 Every message the station airs is kept: the WAV file and a JSON sidecar (header, who, when) in
 ``<data_dir>/eas-archive/``, and a row in ``eas_archive``. Messages reach the archive through
-:func:`alertstation.eas.airing.onair.air_message`, which also queues them for airing;
+:func:`alertstation.eas.airing.broadcast.broadcast`, which also queues them for airing;
 ``aired_at`` is when the message was sent to the queue, the queue item (``eas_airing_queue``)
 says when it actually aired and through which outputs. Deleting an archived message also
 removes its queue item, so a message still waiting in the queue is taken off it.
@@ -23,7 +23,7 @@ import orjson
 from sqlalchemy import Connection, select
 
 from alertstation.audit.actor import Actor
-from alertstation.audit.ledger import ALERT_DELETED, EAS_BROADCAST, NOTHING_DELETED
+from alertstation.audit.ledger import ALERT_DELETED, NOTHING_DELETED
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
@@ -142,9 +142,21 @@ def row_as_dict(row: Any) -> dict[str, Any]:
 
 
 def list_rows(conn: Connection, limit: int = 200) -> list[dict[str, Any]]:
-    """Return the newest archive rows first."""
+    """Return the newest archive rows first, each with its airing's ``state`` and times."""
     query = select(eas_archive).order_by(eas_archive.c.aired_at.desc(), eas_archive.c.id.desc())
-    return [row_as_dict(row) for row in conn.execute(query.limit(limit))]
+    rows = [row_as_dict(row) for row in conn.execute(query.limit(limit))]
+    states = airing.states_of_messages(conn, [row["id"] for row in rows])
+    plain = airing.plain_language(conn)
+    for row in rows:
+        found = states.get(row["id"], {})
+        row["state"] = found.get("state")
+        row["text"] = plain.text_or_none(
+            row["header"], near=datetime.fromisoformat(row["aired_at"])
+        )
+        row["queue_id"] = found.get("queue_id")
+        row["started_at"] = found.get("started_at")
+        row["finished_at"] = found.get("finished_at")
+    return rows
 
 
 def get_row(conn: Connection, message_id: int) -> Any:
@@ -153,16 +165,6 @@ def get_row(conn: Connection, message_id: int) -> Any:
 
 
 # --- auditing -------------------------------------------------------------------------------
-
-
-def audit_broadcast(station: Station, actor: Actor, target: str, details: dict[str, Any]) -> None:
-    """Record ``eas.broadcast`` in its own transaction; a failure is logged, never raised."""
-    try:
-        station.ledger.record_now(
-            station.engine, actor, EAS_BROADCAST, target=target, details=details
-        )
-    except Exception as ex:  # the message already aired: the send must still succeed
-        log.critical("eas.broadcast audit write failed for %s: %r", target, ex)
 
 
 def record_deletion(
@@ -174,7 +176,7 @@ def record_deletion(
     )
 
 
-# --- message management (delete, purge; resend is in airing.onair) ---------------------------
+# --- message management (delete, purge; resend is in airing.broadcast) ---------------------------
 
 
 def delete_messages(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:

@@ -100,6 +100,23 @@ def render_message(
     return _assemble(plan)
 
 
+def render_eom(*, sample_rate: int = 44100, level: float = 0.8) -> Int16Array:
+    """Render the end of message alone: three ``NNNN`` bursts, each followed by one second.
+
+    Stop sends it on every real output after cutting a message (47 CFR 11.31(c)).
+    """
+    rate = _check_rate(sample_rate)
+    amplitude = _check_level(level)
+    pause = round(PAUSE_SECONDS * rate)
+    eom_burst, _ = kernels.afsk_modulate(
+        kernels.encode_burst(EOM_CODE), sample_rate=rate, amplitude=amplitude
+    )
+    plan: list[npt.NDArray[np.float32] | Float64Array | int] = []
+    for _ in range(HEADER_REPEATS):
+        plan += [eom_burst, pause]
+    return _assemble(plan)
+
+
 def _assemble(plan: list[npt.NDArray[np.float32] | Float64Array | int]) -> Int16Array:
     """Convert each segment to int16 in place in one zeroed buffer; ints are silences."""
     total = sum(item if isinstance(item, int) else item.size for item in plan)

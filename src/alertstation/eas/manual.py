@@ -6,10 +6,11 @@ WAV kept at ``<data_dir>/eas-manual/voice-<id>.wav``). The header is built when 
 rendered, so its issue time is the moment of the preview or the send. The station id comes from
 the request (``station_id``, default ``ALRTSTN``); no setting holds it yet.
 
-Audit rules (docs/eas-manual.md): a send writes ``eas.broadcast`` once the message is archived
-and queued for airing (``onair.air_message``), and never fails because of it (a lost row is
-logged at critical level); a purge writes ``alert.deleted`` first, in the same transaction, and
-aborts with 500 when that write fails.
+Audit rules (docs/eas-manual.md): a send goes through the one broadcast path
+(``airing.broadcast.broadcast``), which writes ``eas.broadcast`` once the message is archived and
+queued for airing and never fails because of it (a lost row is logged at critical level); a
+purge writes ``alert.deleted`` first, in the same transaction, and aborts with 500 when that
+write fails.
 """
 
 from __future__ import annotations
@@ -29,11 +30,10 @@ from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive, voice
-from alertstation.eas.airing import onair, outputs
-from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing import broadcast, outputs
 from alertstation.eas.audio import render_message, write_wav
 from alertstation.eas.tables import eas_activations
-from alertstation.errors import Invalid, NotFound, ServiceUnavailable
+from alertstation.errors import Conflict, Invalid, NotFound, ServiceUnavailable
 from alertstation.same import DEFAULT_STATION_ID, MAX_LOCATIONS, SameHeader
 
 log = logging.getLogger("alertstation.eas")
@@ -267,26 +267,55 @@ def wav_bytes(message: archive.AiredMessage) -> bytes:
     return outputs.wav_bytes(message)
 
 
-def send_activation(station: Station, activation_id: int, actor: Actor) -> dict[str, Any]:
+def send_activation(
+    station: Station, activation_id: int, actor: Actor, *, archive_only: bool = False
+) -> dict[str, Any]:
     """Render an activation at the airing rate, queue it for airing, then audit it.
 
-    Returns the archive row with its ``queue`` block (see ``onair.air_message``); the message
-    waits its turn when another is on the air.
+    Returns the archive row with its ``queue`` block (see ``airing.broadcast``); the message
+    waits its turn when another is on the air. 409 ``no_output`` when no real output is set up
+    and ``archive_only`` was not chosen; 409 ``already_sent`` for a sent activation (its
+    message is resent instead, naming when it first aired).
     """
     with station.engine.connect() as conn:
         row = get_activation(conn, activation_id)
-        rate = settings_airing.load(conn).sample_rate
-    message = render(station, row, station.clock(), sample_rate=rate)
-    saved = onair.air_message(
-        station, message, aired_by=actor.username, activation_id=activation_id, origin="manual"
-    )
-    archive.audit_broadcast(
+    if row.state != "draft":
+        raise Conflict(
+            f"Activation {activation_id} was sent already; resend its message instead.",
+            code="already_sent",
+        )
+    return broadcast.broadcast(
         station,
-        actor,
-        f"eas_activation:{activation_id}",
-        {"header": message.header, "message_id": saved["id"], "queue_id": saved["queue"]["id"]},
+        origin="manual",
+        render=lambda rate: render(station, row, station.clock(), sample_rate=rate),
+        actor=actor,
+        target=f"eas_activation:{activation_id}",
+        aired_by=actor.username,
+        activation_id=activation_id,
+        archive_only=archive_only,
+        operator=True,
     )
-    return saved
+
+
+def confirmation(station: Station, activation_id: int) -> dict[str, Any]:
+    """Return what the send confirmation of an activation names (see ``broadcast``), with its
+    length as rendered now and, for a sent activation, when it first aired."""
+    with station.engine.connect() as conn:
+        row = get_activation(conn, activation_id)
+        sent = conn.execute(
+            select(archive.eas_archive.c.id)
+            .where(archive.eas_archive.c.activation_id == activation_id)
+            .order_by(archive.eas_archive.c.id)
+            .limit(1)
+        ).scalar()
+        first = broadcast.first_aired(conn, sent) if sent is not None else None
+    message = render(station, row, station.clock())
+    summary = broadcast.confirmation(
+        station, message.header, message.duration, first_aired_at=first
+    )
+    summary["state"] = row.state
+    summary["message_id"] = sent
+    return summary
 
 
 def purge_activations(station: Station, ids: list[int] | None, actor: Actor) -> list[int]:

@@ -10,24 +10,30 @@ import numpy as np
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.eas import archive, manual
-from alertstation.eas.airing import onair
+from alertstation.eas.airing import broadcast
 from alertstation.eas.airing import queue as airing
 from alertstation.errors import BadRequest, Invalid, NotFound
-from alertstation.http.bodies import json_object
+from alertstation.http.bodies import json_object, optional_bool
 from alertstation.http.uploads import UploadTooLarge, is_multipart, read_limited
 from alertstation.same import EVENTS, ORIGINATORS
 
-_TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text")
+_TEXT_FIELDS = ("org", "event", "locations", "purge", "station_id", "voice_text", "archive_only")
 QUEUE_PAGE_HISTORY = 10  # finished queue items shown on the manual page
 PURGE_CHOICES = ("0015", "0030", "0045", "0100", "0130", "0200", "0300", "0400", "0600")
 
 
 def read_composition(
-    req: falcon.Request, station: Station
+    req: falcon.Request, station: Station, fields: dict[str, Any] | None = None
 ) -> tuple[manual.Composition, np.ndarray | None]:
-    """Read an activation from JSON or from a multipart form with an optional ``audio`` WAV."""
+    """Read an activation from JSON or from a multipart form with an optional ``audio`` WAV.
+
+    ``fields``, when given, receives the body's fields (for ``archive_only``).
+    """
     if not is_multipart(req):
-        return manual.compose(json_object(req), station.clock()), None
+        body = json_object(req)
+        if fields is not None:
+            fields.update(body)
+        return manual.compose(body, station.clock()), None
     body: dict[str, Any] = {}
     audio: bytes | None = None
     for part in req.get_media():
@@ -41,8 +47,27 @@ def read_composition(
             audio = data or None  # an empty file input sends an empty part
         elif part.name in _TEXT_FIELDS:
             body[part.name] = part.get_text()
+    if fields is not None:
+        fields.update(body)
     composition = manual.compose(body, station.clock())
     return composition, None if audio is None else manual.read_upload(audio)
+
+
+def optional_body(req: falcon.Request) -> dict[str, Any]:
+    """Return the JSON object of an optional body (``{}`` when there is none)."""
+    if not req.content_length:
+        return {}
+    return json_object(req)
+
+
+def archive_only(body: dict[str, Any]) -> bool:
+    """Read ``archive_only`` (JSON boolean, or ``true``/``false`` from a form); default false."""
+    value = body.get("archive_only")
+    if isinstance(value, str):
+        if value not in ("true", "false", ""):
+            raise Invalid("archive_only must be true or false", field="archive_only")
+        return value == "true"
+    return bool(optional_bool(body, "archive_only"))
 
 
 def read_ids(req: falcon.Request) -> list[int] | None:
@@ -141,7 +166,10 @@ class ActivationSend:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, activation_id: int) -> None:
-        message = manual.send_activation(self._station, activation_id, Actor.from_request(req))
+        only = archive_only(optional_body(req))
+        message = manual.send_activation(
+            self._station, activation_id, Actor.from_request(req), archive_only=only
+        )
         resp.media = {"sent": True, "message": message, "queue": message["queue"]}
 
 
@@ -164,7 +192,9 @@ class ManualGenerate:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        composition = manual.compose(json_object(req), self._station.clock())
+        body = json_object(req)
+        broadcast.check_output(self._station, archive_only=archive_only(body))
+        composition = manual.compose(body, self._station.clock())
         row = _Unsaved(composition)
         message = manual.render(self._station, row, self._station.clock())
         send_wav(resp, manual.wav_bytes(message), f"{composition.event}.wav")
@@ -191,10 +221,13 @@ class AdminManualGenerate:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        composition, audio = read_composition(req, self._station)
+        fields: dict[str, Any] = {}
+        composition, audio = read_composition(req, self._station, fields)
+        only = archive_only(fields)
+        broadcast.check_output(self._station, archive_only=only)  # before a draft is stored
         actor = Actor.from_request(req)
         activation = manual.create_activation(self._station, composition, audio, actor)
-        message = manual.send_activation(self._station, activation["id"], actor)
+        message = manual.send_activation(self._station, activation["id"], actor, archive_only=only)
         resp.status = falcon.HTTP_201
         resp.media = {
             "sent": True,
@@ -256,7 +289,10 @@ class MessageResend:
         self._station = station
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
-        message = onair.resend(self._station, message_id, Actor.from_request(req))
+        only = archive_only(optional_body(req))
+        message = broadcast.resend(
+            self._station, message_id, Actor.from_request(req), archive_only=only
+        )
         resp.media = {"sent": True, "message": message, "queue": message["queue"]}
 
 
@@ -282,3 +318,25 @@ class MessagesPurge:
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         deleted = archive.delete_messages(self._station, read_ids(req), Actor.from_request(req))
         resp.media = {"deleted": deleted}
+
+
+class ActivationConfirmation:
+    """GET /eas/manual/events/{id}/confirmation: what sending it would air, for the dialog."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, activation_id: int) -> None:
+        resp.media = {"confirmation": manual.confirmation(self._station, activation_id)}
+        resp.set_header("Cache-Control", "no-store")
+
+
+class MessageConfirmation:
+    """GET /messages/{id}/confirmation: what resending it would air, and when it first aired."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, message_id: int) -> None:
+        resp.media = {"confirmation": broadcast.message_confirmation(self._station, message_id)}
+        resp.set_header("Cache-Control", "no-store")

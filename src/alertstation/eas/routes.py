@@ -45,6 +45,13 @@ def routes(station: Station) -> list[Route]:
             summary="Queue an activation for airing; eas.broadcast audit (non-blocking)",
         ),
         Route(
+            "GET",
+            events + "/{activation_id:int}/confirmation",
+            r.ActivationConfirmation(station),
+            BROADCAST,
+            summary="What sending an activation would air: event, areas, length, outputs",
+        ),
+        Route(
             "POST",
             events + "/purge",
             r.ActivationsPurge(station),
@@ -80,6 +87,13 @@ def routes(station: Station) -> list[Route]:
             r.MessageResend(station),
             BROADCAST,
             summary="Queue an archived message to air again",
+        ),
+        Route(
+            "GET",
+            messages + "/{message_id:int}/confirmation",
+            r.MessageConfirmation(station),
+            BROADCAST,
+            summary="What resending a message would air, and when it first aired",
         ),
         Route(
             "POST",

@@ -1,4 +1,5 @@
-"""HTTP resources of the airing settings (routes in ``alertstation.eas.routes``).
+"""HTTP resources of the airing settings, Stop and the queue's Remove (routes in
+``alertstation.eas.airing.routes``).
 
 ``/admin/eas_settings`` answers a browser with the settings page and an API client with JSON;
 ``PUT`` saves (JSON) and records ``config.updated`` with the changed field names in the same
@@ -16,12 +17,15 @@ from alertstation.audit.actor import Actor
 from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.eas.airing import broadcast
 from alertstation.eas.airing import settings as settings_airing
-from alertstation.http.bodies import json_object
+from alertstation.http.bodies import json_object, optional_bool
 from alertstation.http.errors import wants_html
 
 SETTINGS_PATH: Final[str] = "/admin/eas_settings"
 REGENERATE_PATH: Final[str] = SETTINGS_PATH + "/icecast/regenerate-password"
+STOP_PATH: Final[str] = "/api/eas/airing/stop"
+QUEUE_ITEM_PATH: Final[str] = "/api/eas/airing/queue/{item_id:int}"
 SECTION: Final[str] = "eas_settings"
 PASSWORD_REGENERATED: Final[str] = "icecast_password_regenerated"
 
@@ -85,3 +89,25 @@ class RegenerateIcecastPassword:
             )
         resp.set_header("Cache-Control", "no-store")
         resp.media = {"password": password, "settings": settings.as_dict()}
+
+
+class AiringStop:
+    """POST /api/eas/airing/stop ``{"clear_queue": false}``: stop the message on the air."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = json_object(req) if req.content_length else {}
+        clear = bool(optional_bool(body, "clear_queue"))
+        resp.media = broadcast.stop(self._station, Actor.from_request(req), clear_queue=clear)
+
+
+class AiringQueueItem:
+    """DELETE /api/eas/airing/queue/{id}: take a queued message off the queue before it airs."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, item_id: int) -> None:
+        resp.media = broadcast.remove(self._station, item_id, Actor.from_request(req))

@@ -1,18 +1,24 @@
-"""Routes of the airing settings: the outputs (Icecast, ALSA) and the Icecast source password.
+"""Routes of the airing settings (outputs, Icecast source password), Stop and Remove.
 
-They need ``system.configure``: the settings hold the Icecast source password.
+The settings need ``system.configure``: they hold the Icecast source password. Stop and Remove
+need ``eas.broadcast``.
 """
 
 from alertstation.context import Station
 from alertstation.eas.airing.resources import (
+    QUEUE_ITEM_PATH,
     REGENERATE_PATH,
     SETTINGS_PATH,
+    STOP_PATH,
+    AiringQueueItem,
+    AiringStop,
     EasSettings,
     RegenerateIcecastPassword,
 )
 from alertstation.http.routing import Route, permission
 
 CONFIGURE = permission("system.configure")
+BROADCAST = permission("eas.broadcast")
 
 
 def routes(station: Station) -> list[Route]:
@@ -39,5 +45,19 @@ def routes(station: Station) -> list[Route]:
             RegenerateIcecastPassword(station),
             CONFIGURE,
             summary="New Icecast source password, returned once; audited as an action",
+        ),
+        Route(
+            "POST",
+            STOP_PATH,
+            AiringStop(station),
+            BROADCAST,
+            summary="Stop the message on the air (EOM sent, relays released); audited",
+        ),
+        Route(
+            "DELETE",
+            QUEUE_ITEM_PATH,
+            AiringQueueItem(station),
+            BROADCAST,
+            summary="Take a queued message off the airing queue before it airs; audited",
         ),
     ]

@@ -2,9 +2,14 @@
 
 ``eas_airing_queue`` holds one row per message put on the air: the archived message it plays
 (``eas_archive``; deleting the message removes its queue row), where it came from (``origin``:
-manual, resend, forward, rwt), its ``state`` (``queued`` → ``airing`` → ``aired`` or
-``failed``), when it was queued, started and finished, the error of a failed airing and the
-per-output results as JSON text. One message airs at a time, oldest queued first.
+manual, resend, forward, relay, rwt), whether the operator chose to archive it only, its
+``state`` (``queued`` → ``airing`` → ``aired``, ``archived_only``, ``failed``, ``stopped``;
+``removed`` when taken off the queue before airing, ``interrupted`` when the worker stopped while
+it aired), when it was queued, started and finished, the error of a failed airing, and who asked
+to stop it and when. One message airs at a time, oldest queued first.
+
+``eas_airing_outputs`` holds one row per output an item played through (``archive``,
+``icecast``, ``alsa``, ``relays``): when it started and ended, whether it was ok and its error.
 
 ``eas_airing_settings`` is a single row (``id`` 1) with the outputs' settings: the sample rate
 messages are rendered at, the Icecast source client (host, port, mount, source user and
@@ -12,13 +17,22 @@ password, TLS) and the ALSA device. No row means the defaults of
 ``alertstation.eas.airing.settings``.
 """
 
-from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, String, Table, Text, false
 
 from alertstation.db.metadata import metadata
 from alertstation.db.types import UTCDateTime
 
-QUEUE_STATES = ("queued", "airing", "aired", "failed")
-ORIGINS = ("manual", "resend", "forward", "rwt")
+QUEUE_STATES = (
+    "queued",
+    "airing",
+    "aired",
+    "archived_only",
+    "failed",
+    "stopped",
+    "removed",
+    "interrupted",
+)
+ORIGINS = ("manual", "resend", "forward", "relay", "rwt")
 
 eas_airing_queue = Table(
     "eas_airing_queue",
@@ -31,16 +45,37 @@ eas_airing_queue = Table(
         nullable=False,
     ),
     Column("origin", String(16), nullable=False),
-    Column("state", String(8), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("archive_only", Boolean, nullable=False, default=False, server_default=false()),
     Column("enqueued_at", UTCDateTime(), nullable=False),
     Column("started_at", UTCDateTime(), nullable=True),
     Column("finished_at", UTCDateTime(), nullable=True),
     Column("error", Text, nullable=True),
-    Column("outputs", Text, nullable=True),  # JSON: {"icecast": {"ok": false, "error": "…"}}
+    Column("stop_requested_at", UTCDateTime(), nullable=True),
+    Column("stop_requested_by", String(64), nullable=True),
 )
 
 Index("ix_eas_airing_queue_state", eas_airing_queue.c.state, eas_airing_queue.c.id)
 Index("ix_eas_airing_queue_archive_id", eas_airing_queue.c.archive_id)
+
+eas_airing_outputs = Table(
+    "eas_airing_outputs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "queue_id",
+        Integer,
+        ForeignKey("eas_airing_queue.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("name", String(16), nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("ended_at", UTCDateTime(), nullable=True),
+    Column("ok", Boolean, nullable=True),  # null while it plays
+    Column("error", Text, nullable=True),
+)
+
+Index("ix_eas_airing_outputs_queue_id", eas_airing_outputs.c.queue_id, eas_airing_outputs.c.id)
 
 eas_airing_settings = Table(
     "eas_airing_settings",

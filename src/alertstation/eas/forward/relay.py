@@ -1,8 +1,9 @@
 """Air a received SAME message as the station relays it (one home for relay and approval).
 
 The station's own header (the received event, codes, purge and issue time, with its own
-station id), the attention signal, the received audio and the EOMs, through the airing queue;
-audited ``eas.broadcast`` by the system actor ``relay`` (or the operator who forwarded it).
+station id), the attention signal, the received audio and the EOMs, through the one broadcast
+path (``eas.airing.broadcast``, origin ``relay``), audited ``eas.broadcast`` by the system actor
+``relay`` (or the operator who forwarded it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Final
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.eas import archive
-from alertstation.eas.airing import onair
+from alertstation.eas.airing import broadcast
 from alertstation.eas.audio import render_message
 from alertstation.eas.forward.config import ForwardSettings
 from alertstation.same import SameHeader
@@ -53,17 +54,26 @@ def air_received(
 
     ``audio`` is the received audio: samples at ``sample_rate``, or WAV bytes (resampled).
     """
-    samples = render_message(
-        own,
+    voice = audio if audio is not None and len(audio) else None
+
+    def render(rate: int) -> archive.AiredMessage:
+        samples = render_message(
+            own,
+            sample_rate=rate,
+            attention_seconds=settings.attention_seconds,
+            voice=voice,
+            attention="nwr" if settings.nwr_tone else "eas",
+        )
+        return archive.AiredMessage(own.encode(), samples, rate)
+
+    row = broadcast.broadcast(
+        station,
+        origin="relay",
+        render=render,
+        actor=actor,
+        target=target,
+        aired_by=actor.username,
+        details=details,
         sample_rate=sample_rate,
-        attention_seconds=settings.attention_seconds,
-        voice=audio if audio is not None and len(audio) else None,
-        attention="nwr" if settings.nwr_tone else "eas",
     )
-    message = archive.AiredMessage(own.encode(), samples, sample_rate)
-    row = onair.air_message(station, message, aired_by=actor.username, origin="forward")
-    aired_id = int(row["id"])
-    archive.audit_broadcast(
-        station, actor, target, {"header": own.encode(), "message_id": aired_id, **details}
-    )
-    return aired_id
+    return int(row["id"])

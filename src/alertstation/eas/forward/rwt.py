@@ -33,8 +33,7 @@ from sqlalchemy import Connection, or_, select, update
 from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive, voice
-from alertstation.eas.airing import onair
-from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing import broadcast
 from alertstation.eas.audio import render_message
 from alertstation.eas.forward.config import check_body, check_station_id
 from alertstation.eas.forward.tables import eas_rwt_schedule
@@ -335,7 +334,6 @@ def air_rwt(
             "location_codes: set the weekly test's location codes first", field="location_codes"
         )
     with station.engine.connect() as conn:
-        rate = settings_airing.load(conn).sample_rate
         speaker = voice.saved_voice(conn)
     header = SameHeader.build(
         ORIGINATOR,
@@ -345,21 +343,32 @@ def air_rwt(
         schedule.station_id,
         issued=station.clock(),
     )
-    speech, spoken = None, "none"
-    if schedule.voice_text:
-        try:
-            speech, spoken = voice.speak(speaker, schedule.voice_text, rate), "spoken"
-        except (voice.SpeechUnavailable, ValueError) as ex:
-            log.warning("weekly test airs without its voice text: %s", ex)
-            spoken = "unavailable"
-    attention = 0.0 if EVENT in NO_ATTENTION_EVENTS else ATTENTION_SECONDS
-    samples = render_message(header, sample_rate=rate, attention_seconds=attention, voice=speech)
-    message = archive.AiredMessage(header.encode(), samples, rate)
-    row = onair.air_message(station, message, aired_by=aired_by, origin="rwt")
-    details: dict[str, Any] = {"header": message.header, "message_id": row["id"], "voice": spoken}
-    if slot is not None:
-        details["slot"] = slot.isoformat()
-    archive.audit_broadcast(station, actor, target, details)
+    spoken = "none"
+
+    def render(rate: int) -> archive.AiredMessage:
+        nonlocal spoken
+        speech = None
+        if schedule.voice_text:
+            try:
+                speech, spoken = voice.speak(speaker, schedule.voice_text, rate), "spoken"
+            except (voice.SpeechUnavailable, ValueError) as ex:
+                log.warning("weekly test airs without its voice text: %s", ex)
+                spoken = "unavailable"
+        attention = 0.0 if EVENT in NO_ATTENTION_EVENTS else ATTENTION_SECONDS
+        samples = render_message(
+            header, sample_rate=rate, attention_seconds=attention, voice=speech
+        )
+        return archive.AiredMessage(header.encode(), samples, rate)
+
+    row = broadcast.broadcast(
+        station,
+        origin="rwt",
+        render=render,
+        actor=actor,
+        target=target,
+        aired_by=aired_by,
+        details=lambda: {"voice": spoken, **({"slot": slot.isoformat()} if slot else {})},
+    )
     return {"message": row, "voice": spoken}
 
 

@@ -8,7 +8,7 @@ never both take one) and checked again by :mod:`alertstation.alerts.airing_guard
 fails the check or cannot be translated to SAME becomes ``skipped`` with the reason. The rest is
 rendered (header, attention signal, voice from headline and description, EOMs), checked once
 more right before it airs (a cancellation that arrived while the voice was being synthesised
-still stops it) and handed to :func:`alertstation.eas.airing.onair.air_message` with origin
+still stops it) and handed to :func:`alertstation.eas.airing.broadcast.broadcast` with origin
 ``forward``. An entry whose airing raised is ``failed``. Every aired entry writes
 ``eas.broadcast`` to the audit ledger afterwards, as the system actor ``auto-forward``; a lost
 audit row is logged and never holds up the air.
@@ -37,7 +37,7 @@ from alertstation.alerts.tables import cap_alerts, eas_forward_queue
 from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive, voice
-from alertstation.eas.airing import onair
+from alertstation.eas.airing import broadcast
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.audio import render_message
 from alertstation.eas.forward import pending
@@ -362,7 +362,20 @@ def _air(station: Station, claim: _Claim) -> ForwardOutcome:
         except Exception as ex:
             return _fail(station, claim, f"rendering failed: {ex}", "none")
     try:
-        row = onair.air_message(station, message, aired_by=ACTOR_NAME, origin="forward")
+        row = broadcast.broadcast(
+            station,
+            origin="forward",
+            render=lambda _rate: message,
+            actor=Actor.system(ACTOR_NAME),
+            target=f"eas_forward:{claim.queue_id}",
+            aired_by=ACTOR_NAME,
+            details={
+                "alert_id": claim.alert_id,
+                "identifier": claim.identifier,
+                "voice": spoken,
+            },
+            sample_rate=message.sample_rate,
+        )
     except Exception as ex:  # record what broke; the entry is never retried on its own
         return _fail(station, claim, f"airing failed: {getattr(ex, 'message', None) or ex}", spoken)
     message_id = int(row["id"])
@@ -371,18 +384,6 @@ def _air(station: Station, claim: _Claim) -> ForwardOutcome:
             conn, claim.queue_id, voice=spoken, message_id=message_id,
             aired_at=station.clock(), header=message.header,
         )  # fmt: skip
-    archive.audit_broadcast(
-        station,
-        Actor.system(ACTOR_NAME),
-        f"eas_forward:{claim.queue_id}",
-        {
-            "header": message.header,
-            "message_id": message_id,
-            "alert_id": claim.alert_id,
-            "identifier": claim.identifier,
-            "voice": spoken,
-        },
-    )
     return _claim_outcome(claim, "aired", message.header, message_id)
 
 

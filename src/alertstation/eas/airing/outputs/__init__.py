@@ -9,15 +9,27 @@ through every enabled output at once and waits for all of them:
   its WAV is still there.
 * ``icecast`` (:mod:`.icecast`): a source client that streams the message as MP3 to a mount.
 * ``alsa`` (:mod:`.alsa`): the local sound card through ``aplay``.
+
+Icecast and ALSA are the real outputs: they put the message on the air. Each is built with an
+:class:`AirControl`: ``shutdown`` (the worker stops: the output gives up, the item is
+interrupted) and ``cut`` (an operator's Stop: the output cuts the message audio, then plays the
+end of message, ``eom``, and returns). ``trace`` is told of each step (``audio_cut:<name>``,
+``eom_sent:<name>``) for the log and for tests that check the order of events.
+
+Only the airing loop (:mod:`alertstation.eas.airing.onair`) plays outputs; every origin reaches
+it through :func:`alertstation.eas.airing.broadcast.broadcast`.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import threading
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,6 +40,7 @@ from alertstation.eas.archive import AiredMessage
 log = logging.getLogger("alertstation.eas")
 
 __all__ = [
+    "AirControl",
     "AiredMessage",
     "ArchiveOutput",
     "Output",
@@ -40,6 +53,20 @@ __all__ = [
 
 class OutputError(Exception):
     """An output could not play a message; the text says why, for the operator."""
+
+
+def _no_trace(step: str) -> None:
+    return None
+
+
+@dataclass
+class AirControl:
+    """How the airing loop steers the outputs of one airing: shutdown, Stop, and the EOM."""
+
+    shutdown: threading.Event = field(default_factory=threading.Event)
+    cut: threading.Event = field(default_factory=threading.Event)
+    eom: AiredMessage | None = None
+    trace: Callable[[str], None] = _no_trace
 
 
 class Output(Protocol):
@@ -91,22 +118,37 @@ def load_message(path: Path, header: str) -> AiredMessage:
     return AiredMessage(header, samples, rate)
 
 
-def _play(output: Output, message: AiredMessage) -> dict[str, Any]:
+def _play(
+    output: Output, message: AiredMessage, clock: Callable[[], datetime] | None
+) -> dict[str, Any]:
+    started = clock() if clock else None
+    result: dict[str, Any] = {"ok": True, "error": None}
     try:
         output.play(message)
     except OutputError as ex:
         log.error("EAS output %s failed: %s", output.name, ex)
-        return {"ok": False, "error": str(ex)}
+        result = {"ok": False, "error": str(ex)}
     except Exception as ex:  # a bug in an output must not stop the others or the queue
         log.exception("EAS output %s crashed", output.name)
-        return {"ok": False, "error": f"{type(ex).__name__}: {ex}"}
-    return {"ok": True}
+        result = {"ok": False, "error": f"{type(ex).__name__}: {ex}"}
+    if clock is not None:
+        result.update(started_at=started, ended_at=clock())
+    return result
 
 
-def play_all(outputs: Sequence[Output], message: AiredMessage) -> dict[str, dict[str, Any]]:
-    """Play ``message`` through every output at once; return each output's result by name."""
+def play_all(
+    outputs: Sequence[Output],
+    message: AiredMessage,
+    *,
+    clock: Callable[[], datetime] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Play ``message`` through every output at once; return each output's result by name.
+
+    A result is ``{"ok", "error"}``, with ``started_at`` and ``ended_at`` when a ``clock`` is
+    given.
+    """
     if not outputs:
         return {}
     with ThreadPoolExecutor(len(outputs), thread_name_prefix="eas-output") as pool:
-        futures = [(output.name, pool.submit(_play, output, message)) for output in outputs]
+        futures = [(output.name, pool.submit(_play, output, message, clock)) for output in outputs]
         return {name: future.result() for name, future in futures}

@@ -2,7 +2,8 @@
 
 ``aplay -q -D <device> -t wav -`` gets the message as a 16-bit mono WAV on standard input (no
 shell, no temporary file). A non-zero exit is an error carrying aplay's last words; a message
-that has not finished long after its own length is stopped and reported.
+that has not finished long after its own length is stopped and reported. On Stop (the air
+control's ``cut``) aplay is killed at once and the end of message is played after it.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import threading
 import time
 from typing import IO, Final
 
-from alertstation.eas.airing.outputs import OutputError, wav_bytes
+from alertstation.eas.airing.outputs import AirControl, OutputError, wav_bytes
 from alertstation.eas.archive import AiredMessage
 
 GRACE_SECONDS: Final[float] = 30.0
-POLL_SECONDS: Final[float] = 0.2
+POLL_SECONDS: Final[float] = 0.05
 
 
 class AlsaOutput:
@@ -27,12 +28,17 @@ class AlsaOutput:
     name = "alsa"
 
     def __init__(
-        self, device: str, *, cancel: threading.Event | None = None, aplay: str | None = None
+        self,
+        device: str,
+        *,
+        cancel: threading.Event | None = None,
+        control: AirControl | None = None,
+        aplay: str | None = None,
     ) -> None:
         if not device or device.startswith("-"):
             raise ValueError(f"alsa device: {device!r} is not a device name")
         self.device = device
-        self._cancel = cancel or threading.Event()
+        self._control = control or AirControl(shutdown=cancel or threading.Event())
         self._aplay = aplay
 
     def command(self, program: str) -> list[str]:
@@ -40,11 +46,24 @@ class AlsaOutput:
         return [program, "-q", "-D", self.device, "-t", "wav", "-"]
 
     def play(self, message: AiredMessage) -> None:
-        """Play ``message`` to the end; OutputError when aplay is missing or fails."""
+        """Play ``message`` to the end; OutputError when aplay is missing or fails.
+
+        On Stop the message is cut and the end of message played in its place.
+        """
         program = self._aplay or shutil.which("aplay")
         if program is None:
             raise OutputError("aplay is not installed (Debian package alsa-utils)")
+        control = self._control
+        if control.cut.is_set() or self._run(program, message, cuttable=True):
+            control.trace(f"audio_cut:{self.name}")
+            if control.eom is not None:
+                self._run(program, control.eom, cuttable=False)
+                control.trace(f"eom_sent:{self.name}")
+
+    def _run(self, program: str, message: AiredMessage, *, cuttable: bool) -> bool:
+        """Play ``message`` with aplay; True when Stop cut it."""
         data = wav_bytes(message)
+        cut = False
         deadline = time.monotonic() + message.duration + GRACE_SECONDS
         with tempfile.TemporaryFile() as errors:
             try:
@@ -61,8 +80,13 @@ class AlsaOutput:
             writer.start()
             stopped = ""
             while process.poll() is None:
-                if self._cancel.wait(POLL_SECONDS):
+                if self._control.shutdown.wait(POLL_SECONDS):
                     stopped = "stopped: the worker is shutting down"
+                elif cuttable and self._control.cut.is_set():
+                    cut = True
+                    process.kill()
+                    process.wait()
+                    break
                 elif time.monotonic() > deadline:
                     stopped = (
                         f"aplay did not finish within {message.duration + GRACE_SECONDS:.0f} s"
@@ -74,6 +98,8 @@ class AlsaOutput:
             writer.join(timeout=5)
             if stopped:
                 raise OutputError(stopped)
+            if cut:
+                return True
             if process.returncode != 0:
                 errors.seek(0)
                 detail = errors.read().decode("utf-8", "replace").strip()[-300:]
@@ -81,6 +107,7 @@ class AlsaOutput:
                     f"aplay -D {self.device} failed (exit {process.returncode}): "
                     f"{detail or 'no message'}"
                 )
+        return False
 
 
 def _feed(stdin: IO[bytes], data: bytes) -> None:

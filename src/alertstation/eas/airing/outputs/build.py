@@ -6,20 +6,37 @@ the output modules themselves import.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-from alertstation.eas.airing.outputs import ArchiveOutput, Output
+from alertstation.eas.airing.outputs import AirControl, ArchiveOutput, Output
 from alertstation.eas.airing.outputs.alsa import AlsaOutput
 from alertstation.eas.airing.outputs.icecast import IcecastOutput, IcecastTarget
 from alertstation.eas.airing.settings import AiringSettings
 
 
+def real_outputs(settings: AiringSettings) -> list[str]:
+    """Return the names of the real outputs (they put a message on the air) the settings enable."""
+    names = []
+    if settings.icecast_enabled:
+        names.append("icecast")
+    if settings.alsa_enabled:
+        names.append("alsa")
+    return names
+
+
 def build_outputs(
-    settings: AiringSettings, wav_path: Path, *, cancel: threading.Event | None = None
+    settings: AiringSettings,
+    wav_path: Path,
+    *,
+    control: AirControl | None = None,
+    archive_only: bool = False,
 ) -> list[Output]:
-    """Return the archive output and every output the settings enable."""
+    """Return the archive output and every output the settings enable (none but the archive
+    when the operator chose archive only)."""
+    control = control or AirControl()
     outputs: list[Output] = [ArchiveOutput(wav_path)]
+    if archive_only:
+        return outputs
     if settings.icecast_enabled:
         target = IcecastTarget(
             host=settings.icecast_host,
@@ -29,7 +46,7 @@ def build_outputs(
             password=settings.icecast_password or "",
             tls=settings.icecast_tls,
         )
-        outputs.append(IcecastOutput(target, cancel=cancel))
+        outputs.append(IcecastOutput(target, control=control))
     if settings.alsa_enabled:
-        outputs.append(AlsaOutput(settings.alsa_device, cancel=cancel))
+        outputs.append(AlsaOutput(settings.alsa_device, control=control))
     return outputs

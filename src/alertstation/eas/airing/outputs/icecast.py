@@ -13,6 +13,10 @@ frame's duration, at most :data:`AHEAD_SECONDS` ahead of real time. With Icecast
 burst-on-connect (64 KiB, about 8 s at 64 kbit/s) a listener that connects a few seconds after
 the mount appears still receives the stream from the start of the lead-in, so it hears the
 first header burst. The tail lets listeners drain before the disconnect ends their stream.
+
+On Stop (the air control's ``cut``, checked before every frame) the message's frames stop, and
+the end of message follows on the same source connection, so a listener hears the cut and then
+the three ``NNNN`` bursts without reconnecting.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import IO, Final
 
 import numpy as np
 
-from alertstation.eas.airing.outputs import OutputError
+from alertstation.eas.airing.outputs import AirControl, OutputError
 from alertstation.eas.archive import AiredMessage
 from alertstation.version import __version__
 
@@ -240,13 +244,15 @@ class IcecastOutput:
         target: IcecastTarget,
         *,
         cancel: threading.Event | None = None,
+        control: AirControl | None = None,
         lead_in: float = LEAD_IN_SECONDS,
         tail: float = TAIL_SECONDS,
         ffmpeg: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.target = target
-        self._cancel = cancel or threading.Event()
+        self._control = control or AirControl(shutdown=cancel or threading.Event())
+        self._cancel = self._control.shutdown
         self._lead_in = lead_in
         self._tail = tail
         self._ffmpeg = ffmpeg
@@ -261,16 +267,28 @@ class IcecastOutput:
         pad = np.zeros(int(round(self._lead_in * rate)), dtype="<i2")
         end = np.zeros(int(round(self._tail * rate)), dtype="<i2")
         pcm = np.concatenate([pad, message.samples.astype("<i2", copy=False), end]).tobytes()
+        control = self._control
         sock = connect_source(self.target)
         try:
-            seconds = self._stream(sock, ffmpeg, pcm, rate)
+            seconds, cut = self._stream(sock, ffmpeg, pcm, rate, cuttable=True)
+            if cut:
+                control.trace(f"audio_cut:{self.name}")
+                if control.eom is not None:
+                    eom = control.eom
+                    eom_pcm = np.concatenate([eom.samples.astype("<i2", copy=False), end]).tobytes()
+                    self._stream(sock, ffmpeg, eom_pcm, eom.sample_rate, cuttable=False)
+                    control.trace(f"eom_sent:{self.name}")
         finally:
             sock.close()
         log.info("EAS message streamed to %s (%.1f s)", self.target.url, seconds)
 
-    def _stream(self, sock: socket.socket, ffmpeg: str, pcm: bytes, rate: int) -> float:
+    def _stream(
+        self, sock: socket.socket, ffmpeg: str, pcm: bytes, rate: int, *, cuttable: bool
+    ) -> tuple[float, bool]:
+        """Stream ``pcm`` in real time; return (seconds sent, whether Stop cut it)."""
         start = self._clock()
         sent = 0.0
+        cut = self._control.cut
         try:
             with closing(_encode(ffmpeg, pcm, rate)) as frames:
                 for frame in frames:
@@ -281,6 +299,8 @@ class IcecastOutput:
                         raise OutputError(
                             f"stopped after {sent:.1f} s: the worker is shutting down"
                         )
+                    if cuttable and cut.is_set():
+                        return sent, True
                     sock.sendall(frame.data)
                     sent += frame.seconds
         except OSError as ex:
@@ -288,9 +308,13 @@ class IcecastOutput:
                 f"Icecast at {self.target.url} dropped the source after {sent:.1f} s: {ex}"
             ) from ex
         remaining = start + sent - self._clock()
-        if remaining > 0:
-            self._cancel.wait(remaining)  # let the last frames play out before disconnecting
-        return sent
+        if remaining > 0:  # let the last frames play out before disconnecting
+            if cuttable:
+                if cut.wait(remaining):
+                    return sent, True
+            else:
+                self._cancel.wait(remaining)
+        return sent, False
 
 
 def _encode(ffmpeg: str, pcm: bytes, rate: int) -> Iterator[Mp3Frame]:
