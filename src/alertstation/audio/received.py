@@ -27,6 +27,7 @@ from alertstation.db.engine import begin_write
 from alertstation.eas.forward import pending
 from alertstation.eas.forward.config import get_forward_settings
 from alertstation.eas.forward.relay import air_received, own_header, recorded_audio
+from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
 from alertstation.same import SameHeader
 
@@ -62,11 +63,13 @@ def decoded_fields(text: str) -> dict[str, Any] | None:
 def received_view(conn: Connection, rows: list[Any]) -> list[dict[str, Any]]:
     """Return received rows with decoded fields, duplicate status and approval-queue item."""
     items = pending.state_of_received(conn, [row.id for row in rows])
+    plain = PlainLanguage.for_connection(conn)
     return [
         {
             "id": row.id,
             "source_id": row.source_id,
             "header": row.header,
+            "text": plain.text_or_none(row.header, near=row.received_at),
             "event_code": row.event_code,
             "received_at": row.received_at.isoformat(),
             "bursts": row.bursts,

@@ -29,6 +29,7 @@ from alertstation.db.engine import begin_write
 from alertstation.db.generations import bump_generation
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.audio import write_wav
+from alertstation.eas.plain import PlainLanguage
 from alertstation.eas.tables import eas_archive
 
 log = logging.getLogger("alertstation.eas")
@@ -146,7 +147,7 @@ def list_rows(conn: Connection, limit: int = 200) -> list[dict[str, Any]]:
     query = select(eas_archive).order_by(eas_archive.c.aired_at.desc(), eas_archive.c.id.desc())
     rows = [row_as_dict(row) for row in conn.execute(query.limit(limit))]
     states = airing.states_of_messages(conn, [row["id"] for row in rows])
-    plain = airing.plain_language(conn)
+    plain = PlainLanguage.for_connection(conn)
     for row in rows:
         found = states.get(row["id"], {})
         row["state"] = found.get("state")

@@ -124,6 +124,12 @@ class PlainLanguage:
         """Return the station's: its zone catalog's names and its configured time zone."""
         return cls(PlaceNames(station.zones), station_time_zone(conn))
 
+    @classmethod
+    def for_connection(cls, conn: Connection) -> PlainLanguage:
+        """Return the station's without its catalog: its time zone, counties and parts named
+        from the bundled county table (marine codes stay codes)."""
+        return cls(PlaceNames(), station_time_zone(conn))
+
     def text(self, header: SameHeader | str, *, near: datetime | None = None) -> str:
         """Return the plain-language text of ``header`` (see :func:`plain_text`)."""
         return plain_text(header, self.places, time_zone=self.time_zone, near=near)

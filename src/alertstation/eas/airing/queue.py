@@ -43,7 +43,6 @@ from alertstation.eas.plain import PlainLanguage
 from alertstation.eas.tables import eas_archive
 from alertstation.errors import Conflict, NotFound
 from alertstation.same import EVENTS, SameHeader, is_national
-from alertstation.settings_admin.sections import station_time_zone
 from alertstation.zones.places import PlaceNames
 
 GENERATION: Final[str] = "eas_airing"
@@ -411,7 +410,7 @@ def list_items(conn: Connection, limit: int = 50) -> list[dict[str, Any]]:
     ).all()
     rows = sorted([*active, *done], key=lambda row: row.id)
     outputs = _outputs_of(conn, [row.id for row in rows])
-    plain = plain_language(conn)
+    plain = PlainLanguage.for_connection(conn)
     return [
         _item(row, outputs[row.id]).as_dict(plain.text_or_none(row.header, near=row.enqueued_at))
         for row in rows
@@ -446,15 +445,9 @@ def event_name(header: str) -> str:
     return known.name if known is not None else code or "Unknown event"
 
 
-def plain_language(conn: Connection) -> PlainLanguage:
-    """Return the plain-language writer of ``text`` fields (queue, archive, broadcast state,
-    confirmations): the station's time zone, counties named from the bundled county table."""
-    return PlainLanguage(PlaceNames(), station_time_zone(conn))
-
-
 def plain_text(conn: Connection, header: str, near: datetime | None = None) -> str | None:
     """Return the plain-language text of a header (None for header text that does not parse)."""
-    return plain_language(conn).text_or_none(header, near=near)
+    return PlainLanguage.for_connection(conn).text_or_none(header, near=near)
 
 
 def area_names(locations: list[str]) -> list[str]:

@@ -33,6 +33,7 @@ from alertstation.eas.forward.config import MAX_AGE_LIMIT, get_forward_settings
 from alertstation.eas.forward.relay import air_received, recorded_audio
 from alertstation.eas.forward.rules import HOLD, Decision
 from alertstation.eas.forward.tables import eas_pending
+from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
 from alertstation.same import SameHeader
 
@@ -116,15 +117,16 @@ def released(conn: Connection, queue_id: int) -> bool:
     )
 
 
-def item_as_dict(row: Any) -> dict[str, Any]:
-    """Return the JSON form of an approval-queue item (``text`` is the plain-language text)."""
+def item_as_dict(row: Any, plain: PlainLanguage | None = None) -> dict[str, Any]:
+    """Return the JSON form of an approval-queue item (``text`` is the plain-language text of
+    its header, when ``plain`` is given)."""
     return {
         "id": row.id,
         "origin": row.origin,
         "source": row.source,
         "header": row.header,
         "event_code": row.event_code,
-        "text": None,
+        "text": plain.text_or_none(row.header, near=row.created_at) if plain else None,
         "rule": row.rule,
         "mode": row.mode,
         "hold_minutes": row.hold_minutes,
@@ -142,7 +144,9 @@ def list_open(conn: Connection) -> list[dict[str, Any]]:
     rows = conn.execute(
         select(eas_pending).where(_p.state.in_(OPEN_STATES)).order_by(_p.created_at, _p.id)
     ).all()
-    return sorted((item_as_dict(r) for r in rows), key=lambda i: (i["air_at"] is None, i["air_at"]))
+    plain = PlainLanguage.for_connection(conn)
+    items = (item_as_dict(r, plain) for r in rows)
+    return sorted(items, key=lambda i: (i["air_at"] is None, i["air_at"]))
 
 
 def state_of_received(conn: Connection, received_ids: list[int]) -> dict[int, dict[str, Any]]:
