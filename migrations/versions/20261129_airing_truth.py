@@ -11,7 +11,7 @@
   ``stop_requested_by`` (Stop).
 
 Revision ID: 20261129_airing_truth
-Revises: 20261128_traffic_error_rows
+Revises: 20261129_forward_rules_pending
 Create Date: 2026-11-29
 """
 
@@ -24,7 +24,7 @@ from alembic import op
 from alertstation.db.types import UTCDateTime
 
 revision: str = "20261129_airing_truth"
-down_revision: str | None = "20261128_traffic_error_rows"
+down_revision: str | None = "20261129_forward_rules_pending"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 

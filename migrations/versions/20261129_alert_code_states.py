@@ -11,7 +11,7 @@ Existing rows get their positions from their stored messages and their states by
 the stored messages through the lifecycle rules (``alerts.ingest.replay``).
 
 Revision ID: 20261129_alert_code_states
-Revises: 20261129_traffic_asn_counters
+Revises: 20261129_airing_truth
 Create Date: 2026-11-29
 """
 
@@ -23,7 +23,7 @@ from alembic import op
 from alertstation.db.types import UTCDateTime
 
 revision: str = "20261129_alert_code_states"
-down_revision: str | None = "20261129_traffic_asn_counters"
+down_revision: str | None = "20261129_airing_truth"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 

@@ -7,7 +7,7 @@ column is then dropped. The move is noted in the application settings row under
 migration holds no ledger key) and removes the note (``docs/decisions.md``).
 
 Revision ID: 20261129_station_time_zone
-Revises: 20261129_alert_code_states
+Revises: 20261129_traffic_asn_counters
 Create Date: 2026-11-29
 """
 
@@ -21,7 +21,7 @@ from alembic import op
 from alertstation.db.types import UTCDateTime
 
 revision: str = "20261129_station_time_zone"
-down_revision: str | None = "20261129_alert_code_states"
+down_revision: str | None = "20261129_traffic_asn_counters"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 

@@ -16,7 +16,7 @@ from alertstation.alerts.tables import (
 from alertstation.db import make_engine
 from alertstation.db.migrate import alembic_config
 
-BEFORE = "20261129_traffic_asn_counters"
+BEFORE = "20261129_airing_truth"
 REVISION = "20261129_alert_code_states"
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)  # still in force now
 CAP = """<?xml version="1.0" encoding="UTF-8"?>

@@ -14,7 +14,7 @@ from alertstation.db import make_engine
 from alertstation.db.migrate import alembic_config, upgrade_to_head
 from alertstation.eas.airing.tables import eas_airing_outputs, eas_airing_queue
 
-BEFORE = "20261128_traffic_error_rows"
+BEFORE = "20261129_forward_rules_pending"
 WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 

@@ -25,7 +25,7 @@ from alertstation.http.templates import local_time
 from alertstation.settings_admin import sections as store
 from tests.support import StationHarness as Station
 
-BEFORE = "20261129_alert_code_states"
+BEFORE = "20261129_traffic_asn_counters"
 REVISION = "20261129_station_time_zone"
 LEDGER_KEY = "a test ledger key of enough length for the audit chain"
 # "2026-11-28 22:21 EST (03:21 UTC)" or, across midnight UTC, "(2026-11-29 03:21 UTC)".
