@@ -36,7 +36,7 @@ ORIGIN_MODULES = {
     "eas/manual.py": "manual",
     "eas/forward/service.py": "forward",
     "eas/forward/rwt.py": "rwt",
-    "audio/same_monitor.py": "relay",
+    "eas/forward/relay.py": "relay",
 }
 
 
