@@ -34,6 +34,7 @@ from tests.eas.test_manual import RWT
 from tests.support import SignedIn, StationHarness
 
 TOR = "ZCZC-WXR-TOR-039137+0030-3251200-WXYZ/FM -"
+NPT = "ZCZC-PEP-NPT-000000+0030-3251200-WXYZ/FM -"
 NO_OUTPUT = "No audio output is set up; choose archive only to record it without airing"
 
 
@@ -307,6 +308,48 @@ def test_stop_cuts_the_message_sends_the_eom_then_releases_the_relays(
     assert queue[0]["stopped_by"] == "ops"
     gone = operator.request("DELETE", f"/api/eas/airing/queue/{waiting['queue']['id']}")
     assert gone.status_code == 409 and gone.json["error"]["code"] == "not_queued"
+
+
+def test_a_national_message_cuts_the_message_on_the_air_with_its_eom(
+    station: StationHarness, alsa: Path
+) -> None:
+    events: list[str] = []
+    app_station = station.app.station
+    queue_message(app_station, long_message(60.0))
+    thread = threading.Thread(
+        target=onair.run_once, args=(app_station,), kwargs={"trace": events.append}
+    )
+    thread.start()
+    try:
+        wait_for(lambda: (alsa / "play-0.wav").exists())
+        national = long_message(0.25)
+        npt = AiredMessage(NPT, national.samples, national.sample_rate)
+        queue_message(app_station, npt, origin="relay", aired_by="relay")
+    finally:
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert events.index("audio_cut:alsa") < events.index("eom_sent:alsa")
+    while onair.run_once(app_station):
+        pass
+    rows = queue_rows(station)
+    assert [(row.state, row.stop_requested_by) for row in rows] == [
+        ("stopped", airing.NATIONAL_CUT),
+        ("aired", None),
+    ]
+
+
+def test_a_national_message_never_cuts_another_national_message(
+    station: StationHarness,
+) -> None:
+    national = long_message(0.25)
+    with begin_write(station.engine) as conn:
+        assert airing.cut_for_national(conn, TOR, now=station.clock()) is None
+        assert airing.cut_for_national(conn, NPT, now=station.clock()) is None  # nothing on air
+    app_station = station.app.station
+    queue_message(app_station, AiredMessage(NPT, national.samples, national.sample_rate))
+    assert airing.claim_next(station.engine, station.clock()) is not None
+    with begin_write(station.engine) as conn:
+        assert airing.cut_for_national(conn, NPT, now=station.clock()) is None
 
 
 def test_stop_and_remove_need_eas_broadcast(station: StationHarness) -> None:

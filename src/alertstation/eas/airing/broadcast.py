@@ -147,6 +147,7 @@ def _queue_message(
                     )
                     .values(state="sent")
                 )
+            cut = airing.cut_for_national(conn, message.header, now=queued_at)
             item_id = airing.enqueue(conn, message_id, origin, queued_at, archive_only=archive_only)
             saved = archive.get_row(conn, message_id)
             place = airing.position(conn, item_id)
@@ -154,6 +155,8 @@ def _queue_message(
         archive.remove_files(data_dir, [wav_name])
         raise
     station.airing.changed()
+    if cut is not None:
+        log.warning("EAS queue item %s cut for a national message", cut.id)
     log.warning("EAS message queued for airing (%s, %s): %s", origin, aired_by, message.header)
     result = archive.row_as_dict(saved)
     result["queue"] = {"id": item_id, "state": airing.QUEUED, "position": place}

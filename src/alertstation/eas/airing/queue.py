@@ -352,6 +352,23 @@ def request_stop(
     return _item(row), removed
 
 
+#: Who a message cut for a national message was stopped by (``stop_requested_by``).
+NATIONAL_CUT: Final[str] = "national message"
+
+
+def cut_for_national(conn: Connection, header: str, *, now: datetime) -> QueueItem | None:
+    """Cut the message on the air, with its EOM, for a national message (EAN, NPT; 11.54) that
+    is being queued; return the item cut, or None (``header`` is not national, nothing is on
+    the air, or a national message is). Runs in the caller's write transaction."""
+    if not is_national(header):
+        return None
+    row = conn.execute(_items_query().where(_q.state == AIRING).limit(1)).first()
+    if row is None or is_national(row.header):
+        return None
+    item, _ = request_stop(conn, by=NATIONAL_CUT, now=now, clear_queue=False)
+    return item
+
+
 def remove(conn: Connection, item_id: int, *, by: str | None, now: datetime) -> QueueItem:
     """Take a queued item off the queue (``removed``) in the caller's write transaction.
 
