@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.service import set_alert_settings
 from alertstation.db.engine import begin_write
 from alertstation.zones.tables import county_fips, county_subdivisions

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from alertstation.alerts.bulk import import_messages
+from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.service import set_alert_settings
 from alertstation.db.engine import begin_write
 from tests.alerts.test_routes import NEW, alert_id, fixture, store, today
