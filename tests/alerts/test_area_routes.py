@@ -106,7 +106,7 @@ def test_alert_page_says_why_an_alert_is_out_of_the_area(station: Station) -> No
     assert page.status_code == 200
     assert (
         "your area has OKZ016 (a forecast zone); this warning names counties: "
-        "039003 Allen, OH, 039137 Putnam, OH, OKC017, OKC109" in page.text
+        "039137 Putnam, OH, 039003 Allen, OH, OKC017, OKC109" in page.text  # document order
     )
     assert 'class="code-inside"' not in page.text
 
