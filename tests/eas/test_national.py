@@ -8,18 +8,18 @@ from alertstation.alerts.service import set_alert_settings
 from alertstation.audio.same_monitor import SameMonitor
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive
-from alertstation.eas.airing import onair
 from alertstation.eas.airing.queue import claim_next
 from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.same import SameHeader
 from tests.audio.test_same_monitor import RATE, a_source, archived, feed, message_audio
+from tests.eas.airing_support import queue_message
 from tests.support import StationHarness
 
 
 def queue(station: StationHarness, event: str, codes: list[str]) -> str:
     header = SameHeader.build("WXR", event, codes, (0, 30), "KXYZ/NWS", issued=station.clock())
     message = archive.AiredMessage(header.encode(), np.zeros(800, np.int16), 8000)
-    onair.air_message(station.app.station, message, aired_by="test", origin="forward")
+    queue_message(station.app.station, message, aired_by="test", origin="forward")
     return header.encode()
 
 

@@ -43,7 +43,10 @@ def test_the_send_page_queue_archive_and_audit_show_the_plain_text(
     assert draft.count(ISSUED) == 1
     assert " EST. Message from WXYZ/FM." in draft or " EDT. Message from WXYZ/FM." in draft
 
-    sent = admin.request("POST", f"/eas/manual/events/{created.json['activation']['id']}/send")
+    activation = created.json["activation"]["id"]
+    sent = admin.request(
+        "POST", f"/eas/manual/events/{activation}/send", json={"archive_only": True}
+    )
     assert sent.status_code == 200, sent.text
     header = SameHeader.parse(sent.json["message"]["header"])
     page = _text(admin.request("GET", "/eas/manual", headers=PAGE))
