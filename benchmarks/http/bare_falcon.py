@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import falcon
 
-from benchmarks.http.peer_data import BroadcastDocument, alerts_page, engine_from_env, page_args
+from benchmarks.http.peer_data import AlertsPage, BroadcastDocument, engine_from_env, page_args
 
 
 class BroadcastState:
@@ -17,12 +17,12 @@ class BroadcastState:
 
 
 class Alerts:
-    def __init__(self, engine: object) -> None:
-        self._engine = engine
+    def __init__(self, pages: AlertsPage) -> None:
+        self._pages = pages
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         limit, offset = page_args(req.get_param("limit"), req.get_param("offset"))
-        resp.media = alerts_page(self._engine, limit, offset)  # type: ignore[arg-type]
+        resp.media = self._pages.page(limit, offset)
 
 
 def create_app() -> falcon.App:
@@ -30,5 +30,5 @@ def create_app() -> falcon.App:
     engine = engine_from_env()
     app = falcon.App()
     app.add_route("/api/broadcast/state", BroadcastState(BroadcastDocument(engine)))
-    app.add_route("/api/alerts", Alerts(engine))
+    app.add_route("/api/alerts", Alerts(AlertsPage(engine)))
     return app
