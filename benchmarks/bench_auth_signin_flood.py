@@ -229,7 +229,8 @@ def test_public_reads_during_sign_in_flood(benchmark: Any, station: int) -> None
     benchmark.extra_info["statuses"] = dict(flood.statuses)
     benchmark.extra_info["rate_ratio"] = round(ratio, 3)
     assert flood.statuses[200] >= 1, "the flood really verified passwords"
-    assert set(flood.statuses) <= {200}, f"every flooded sign-in succeeded: {flood.statuses}"
+    # Beyond the bounded password checks a sign-in is refused at once: 429 with Retry-After.
+    assert set(flood.statuses) <= {200, 429}, f"a flooded sign-in failed: {flood.statuses}"
     if benchmark.disabled:
         return
     assert ratio >= MIN_RATIO, (
