@@ -26,7 +26,7 @@ def _import(live_server: LiveServer, name: str, day: str | None = None) -> None:
     assert [getattr(r, "outcome", r) for r in results] == ["stored"]
 
 
-def test_cancelled_alert_shows_its_badge_with_the_lift_time(
+def test_a_partly_cancelled_alert_shows_how_each_code_ended(
     page: Page, page_log: PageLog, live_server: LiveServer
 ) -> None:
     create_user(live_server, "watcher", "viewer", PASSWORD)
@@ -39,8 +39,11 @@ def test_cancelled_alert_shows_its_badge_with_the_lift_time(
     sign_in(page, live_server, "watcher", PASSWORD)
     page.goto(f"/alerts/{alert_id}")
     expect(page.get_by_role("heading", level=1)).to_have_text("Severe Thunderstorm Warning")
-    expect(page.locator("#alert-badges .badge")).to_have_text("CANCELLED 2025-05-14 22:52 UTC")
-    expect(page.locator("#alert-lifted")).to_have_text("2025-05-14 22:52 UTC")
+    # The CAN names OKC109 only: the warning ran on for OKC017 until it expired.
+    expect(page.locator("#alert-badges .badge")).to_have_text("EXPIRED")
+    cancelled = page.locator("tr", has_text="OKC109").locator(".code-state")
+    expect(cancelled).to_have_text("cancelled 2025-05-14 22:52 UTC")
+    expect(page.locator("tr", has_text="OKC017").locator(".code-state")).to_contain_text("expired")
     expect(page.locator("#alert-vtec")).to_contain_text("/O.NEW.KOUN.SV.W.0045.")
     raw = page.locator("#alert-raw pre")
     expect(raw).to_be_hidden()
