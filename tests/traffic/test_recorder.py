@@ -412,7 +412,14 @@ def test_a_batch_meeting_a_lock_is_retried_then_dropped_and_the_drops_are_kept(
     from alertstation.db.metadata import metadata
 
     path = tmp_path / "locked.db"
-    quick = make_engine(f"sqlite:///{path}", connect_args={"timeout": 0.01})  # no 10 s wait
+    quick = make_engine(f"sqlite:///{path}", connect_args={"timeout": 0.01})
+
+    @event.listens_for(quick, "connect")
+    def _no_busy_wait(dbapi_conn: Any, _record: Any) -> None:
+        # After the engine's own listener, which sets the station's busy timeout: each attempt
+        # meets the lock at once, and the injected clock alone says how long it was tried.
+        dbapi_conn.execute("PRAGMA busy_timeout=10")
+
     metadata.create_all(quick)
     held = sqlite3.connect(path, isolation_level=None)
     held.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
