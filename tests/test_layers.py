@@ -36,6 +36,7 @@ LAYERS: Mapping[str, int] = {
     "db": 1,
     "errors": 1,
     "kernel_loader": 1,
+    "lazy": 1,
     "logs": 1,
     "same": 1,
     "settings": 1,
