@@ -17,6 +17,12 @@ valid header:
   the received audio, EOM, through the airing queue; audited ``eas.broadcast`` by ``relay``);
   ``manual`` and ``hold`` put it on the approval queue (:mod:`alertstation.eas.forward.pending`).
 
+A national message (EAN, NPT) that relays is not recorded first: as soon as its header is
+decoded, the station's relay is queued with a :class:`~alertstation.eas.airing.live.LiveAudio`
+that this monitor feeds with the source's audio as it arrives, :data:`HOLD_BACK_SECONDS` behind
+it (so the source's own EOM bursts, recognised only once heard, never reach the air), until the
+source's EOM, a new header, or the end of the source's session; no two-minute limit (11.54).
+
 A received EOM alone never airs; it ends the recording. A header read exactly (two identical
 bursts) but refused under 47 CFR 11.31 is kept in ``received_eas_refused`` with the reason.
 """
@@ -43,6 +49,7 @@ from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.eas.airing.live import LiveAudio
 from alertstation.eas.audio import write_wav
 from alertstation.eas.decode import Decoded, Rejected, RejectedHandler, SameStreamDecoder
 from alertstation.eas.forward import pending
@@ -56,6 +63,10 @@ log = logging.getLogger("alertstation.audio.same")
 
 RECEIVED_DIR: Final[str] = "received"
 MAX_AUDIO_SECONDS: Final[float] = 120.0
+#: How far a live relay stays behind its source: longer than an EOM takes to be recognised.
+HOLD_BACK_SECONDS: Final[float] = 6.0
+#: The preamble before a burst's first character, left out of a live relay with the EOM.
+PREAMBLE_SECONDS: Final[float] = 0.3
 #: Samples kept per source so a recording can start where the header ended (decoding lags).
 LOOKBACK_SECONDS: Final[float] = 30.0
 #: Events never relayed automatically: the weekly test airs on the station's own schedule.
@@ -81,6 +92,7 @@ class _Recording:
     sample_rate: int
     pieces: list[np.ndarray] = field(default_factory=list)
     kept: int = 0
+    live: bool = False  # relayed live as it arrived: not relayed again when it ends
 
     @property
     def limit(self) -> int:
@@ -109,11 +121,19 @@ class _Recording:
         return self.kept >= self.limit
 
 
+@dataclass
+class _LiveRelay:
+    message_id: int
+    audio: LiveAudio
+    released: int  # the source's samples before this one went to the relay
+
+
 class _SourceState:
     def __init__(self, sample_rate: int, on_rejected: RejectedHandler | None = None) -> None:
         self.decoder = SameStreamDecoder(sample_rate, on_rejected=on_rejected)
         self.recent: deque[tuple[int, np.ndarray]] = deque()
         self.recording: _Recording | None = None
+        self.live: _LiveRelay | None = None
 
 
 class SameMonitor:
@@ -148,10 +168,12 @@ class SameMonitor:
 
     def __call__(self, source_id: int, samples: np.ndarray, first: int) -> None:
         if not self.enabled():
-            self._sources.pop(source_id, None)
+            stopped = self._sources.pop(source_id, None)
+            self._end_live(stopped, None, "the EAS monitor was turned off")
             return
         state = self._sources.get(source_id)
         if state is None or first == 0:
+            self._end_live(state, None, "the source restarted")
             if state is not None and state.recording is not None:
                 self._finish(source_id, state.recording)
             state = self._sources[source_id] = _SourceState(
@@ -162,6 +184,8 @@ class SameMonitor:
             state.recording.add(samples, first)
         for item in state.decoder.feed(samples):
             self._decoded(source_id, state, item)
+        if state.live is not None:
+            self._release(state, first + samples.size - round(HOLD_BACK_SECONDS * self.sample_rate))
         if state.recording is not None and state.recording.full:
             recording, state.recording = state.recording, None
             self._finish(source_id, recording)
@@ -172,13 +196,73 @@ class SameMonitor:
         while state.recent and state.recent[0][0] + state.recent[0][1].size < keep_from:
             state.recent.popleft()
 
+    def end_session(self, source_id: int) -> None:
+        """A source's session ended: its live relay (if any) ends with the audio heard."""
+        self._end_live(self._sources.get(source_id), None, "the source ended")
+
+    def close(self) -> None:
+        """The monitor stops: every live relay ends with the audio heard."""
+        for state in list(self._sources.values()):
+            self._end_live(state, None, "the monitor stopped")
+
+    # --- live relay of a national message -------------------------------------------------------
+
+    def _release(self, state: _SourceState, upto: int) -> None:
+        """Give the live relay the source's audio from where it stopped up to sample ``upto``."""
+        relay = state.live
+        if relay is None:
+            return
+        for first, samples in state.recent:
+            end = first + samples.size
+            if end <= relay.released:
+                continue
+            if first >= upto:
+                break
+            piece = samples[max(relay.released, first) - first : min(upto, end) - first]
+            relay.audio.put(piece)
+            relay.released = first + (min(upto, end) - first)
+
+    def _end_live(self, state: _SourceState | None, upto: int | None, reason: str) -> None:
+        """End a source's live relay: the audio up to ``upto`` (None: all heard) goes first."""
+        if state is None or state.live is None:
+            return
+        last = state.recent[-1][0] + state.recent[-1][1].size if state.recent else 0
+        self._release(state, last if upto is None else min(upto, last))
+        relay, state.live = state.live, None
+        relay.audio.end(reason)
+        log.warning(
+            "live relay of received message %s ended (%s) after %.1f s",
+            relay.message_id,
+            reason,
+            relay.audio.received_seconds,
+        )
+
+    def _start_live(
+        self, source_id: int, state: _SourceState, recording: _Recording, start: int
+    ) -> None:
+        """Relay a national message live from sample ``start`` (its header's end), if it relays."""
+        if self.relay_refusal(source_id, recording.message_id, recording.header) is not None:
+            return  # noted with the reason when the recording ends
+        audio = LiveAudio(self.sample_rate)
+        recording.live = True
+        state.live = _LiveRelay(recording.message_id, audio, start)
+        try:
+            self.relay(source_id, recording.message_id, recording.header, None, live=audio)
+        except Exception:  # noqa: BLE001 - a relay failure must not stop monitoring
+            state.live = None
+            log.exception("live relay of received message %s failed", recording.message_id)
+            self._note(recording.message_id, "relay failed; see the log")
+
     def _decoded(self, source_id: int, state: _SourceState, item: Decoded) -> None:
+        preamble = round(PREAMBLE_SECONDS * self.sample_rate)
         if item.kind == "eom":
+            self._end_live(state, item.start_sample - preamble, "eom")
             if state.recording is not None:
                 recording, state.recording = state.recording, None
                 recording.cut(item.start_sample)
                 self._finish(source_id, recording)
             return
+        self._end_live(state, item.start_sample - preamble, "a new header")
         if state.recording is not None:  # a new header before the EOM: close the last one
             recording, state.recording = state.recording, None
             self._finish(source_id, recording)
@@ -188,6 +272,8 @@ class SameMonitor:
         for first, samples in state.recent:
             recording.add(samples, first)
         state.recording = recording
+        if header.event in NATIONAL_EVENTS:
+            self._start_live(source_id, state, recording, item.end_sample)
 
     # --- storage ------------------------------------------------------------------------------
 
@@ -245,6 +331,8 @@ class SameMonitor:
                 .where(_R.id == recording.message_id)
                 .values(audio_path=name, audio_seconds=audio.size / self.sample_rate)
             )
+        if recording.live:
+            return  # relayed live as it arrived
         try:
             self.relay(source_id, recording.message_id, recording.header, audio)
         except Exception:  # noqa: BLE001 - a relay failure must not stop monitoring
@@ -275,10 +363,19 @@ class SameMonitor:
             return "no location code in the station's area"
         return None
 
-    def relay(self, source_id: int, message_id: int, header: SameHeader, audio: Any) -> None:
+    def relay(
+        self,
+        source_id: int,
+        message_id: int,
+        header: SameHeader,
+        audio: Any,
+        *,
+        live: LiveAudio | None = None,
+    ) -> None:
         """Air a received message with the station's own header, as the forwarding rules say.
 
-        A rule of mode ``manual`` or ``hold`` puts it on the approval queue instead.
+        A rule of mode ``manual`` or ``hold`` puts it on the approval queue instead. ``live``
+        (a national message) is its audio as it arrives, in place of ``audio``.
         """
         reason = self.relay_refusal(source_id, message_id, header)
         if reason is not None:
@@ -322,13 +419,16 @@ class SameMonitor:
                 "received_header": header.encode(),
                 "source_id": source_id,
                 "rule": decision.rule,
+                **({"live": True} if live is not None else {}),
             },
+            live=live,
         )
+        note = f"relayed {'live ' if live is not None else ''}as {own.encode()}"
         with begin_write(station.engine) as conn:
             conn.execute(
                 update(received_eas_messages)
                 .where(_R.id == message_id)
-                .values(relay=f"relayed as {own.encode()}", relay_message_id=aired_id)
+                .values(relay=note, relay_message_id=aired_id)
             )
 
     def _note(self, message_id: int, note: str, *, only_if_empty: bool = False) -> None:

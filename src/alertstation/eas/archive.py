@@ -106,6 +106,15 @@ def insert_row(
     return int(result.inserted_primary_key[0])
 
 
+def set_duration(conn: Connection, message_id: int, duration: float) -> None:
+    """Record the length of a message archived as it aired (a live relay)."""
+    conn.execute(
+        eas_archive.update()
+        .where(eas_archive.c.id == message_id)
+        .values(duration=round(duration, 3))
+    )
+
+
 def wav_file(data_dir: Path, wav_name: str) -> Path:
     """Return the path of an archived WAV; ValueError when the name leaves the folder."""
     folder = (data_dir / ARCHIVE_DIR).resolve()

@@ -13,6 +13,11 @@ own header) and ``rwt`` (the weekly test). For each it:
    records a result per output;
 4. writes the ``eas.broadcast`` audit row (never failing the send once it is queued).
 
+A national message relayed live comes with its :class:`~alertstation.eas.airing.live.LiveAudio`:
+it is registered under the archived message's id in the queueing transaction, so the airing
+loop finds it the moment it can claim the item (the archive holds the station's header,
+attention signal and EOM until the aired audio replaces it).
+
 No other module queues a message or plays an output (``tests/eas/test_broadcast_path.py``).
 """
 
@@ -30,6 +35,7 @@ from alertstation.audit.ledger import EAS_BROADCAST
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas import archive
+from alertstation.eas.airing import live as live_audio
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.airing.outputs import OutputError, load_message
@@ -74,6 +80,7 @@ def broadcast(
     operator: bool = False,
     details: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
     sample_rate: int | None = None,
+    live: live_audio.LiveAudio | None = None,
 ) -> dict[str, Any]:
     """Render, archive, queue and audit one message; return its archive row with ``queue``.
 
@@ -81,7 +88,8 @@ def broadcast(
     returns the message. ``target`` and ``details`` (or a function giving them once the message
     is rendered) go into the ``eas.broadcast`` audit row, with the origin, header, message and
     queue ids. A draft activation named by
-    ``activation_id`` is marked sent in the same transaction as the queueing.
+    ``activation_id`` is marked sent in the same transaction as the queueing. ``live`` (a
+    national relay) is the audio the airing plays as it arrives.
     """
     if origin not in ORIGINS:
         raise ValueError(f"origin: {origin!r} is not one of {', '.join(ORIGINS)}")
@@ -98,6 +106,7 @@ def broadcast(
         activation_id=activation_id,
         origin=origin,
         archive_only=archive_only,
+        live=live,
     )
     audit = {
         "origin": origin,
@@ -120,6 +129,7 @@ def _queue_message(
     activation_id: int | None,
     origin: str,
     archive_only: bool,
+    live: live_audio.LiveAudio | None = None,
 ) -> dict[str, Any]:
     """Archive ``message`` and queue it for airing in one transaction; return the archive row
     with a ``queue`` block (the item's ``id``, ``state`` and ``position``, 1 = on the air or
@@ -127,6 +137,7 @@ def _queue_message(
     queued_at = station.clock()
     data_dir = station.settings.data_dir
     wav_name = archive.write_files(data_dir, message, aired_by=aired_by, aired_at=queued_at)
+    message_id: int | None = None
     try:
         with begin_write(station.engine) as conn:
             message_id = archive.insert_row(
@@ -139,6 +150,8 @@ def _queue_message(
                 aired_by=aired_by,
                 aired_at=queued_at,
             )
+            if live is not None:  # before the commit: the airing loop finds it once it can claim
+                live_audio.attach(message_id, live)
             if activation_id is not None:
                 conn.execute(
                     eas_activations.update()
@@ -152,6 +165,8 @@ def _queue_message(
             saved = archive.get_row(conn, message_id)
             place = airing.position(conn, item_id)
     except BaseException:
+        if message_id is not None:
+            live_audio.detach(message_id)
         archive.remove_files(data_dir, [wav_name])
         raise
     station.airing.changed()

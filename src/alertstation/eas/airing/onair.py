@@ -7,6 +7,8 @@ message (:mod:`alertstation.eas.airing.relays`), and records a result per output
 airing's state (:mod:`alertstation.eas.airing.queue`). While it plays, a watcher checks the
 database for an operator's Stop every :data:`STOP_POLL_SECONDS`; on Stop every real output cuts
 the message and sends the end of message, and the relays are released once the last EOM ended.
+A national message relayed live (:mod:`alertstation.eas.airing.live`) plays its audio as it
+arrives from the source; the archive then holds what aired and its length.
 :func:`start_airing` runs the loop in a thread of the worker that leads. See docs/eas-airing.md.
 """
 
@@ -15,15 +17,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import wave
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from alertstation.context import Station
+from alertstation.db.engine import begin_write
 from alertstation.eas import archive
+from alertstation.eas.airing import live, relays
 from alertstation.eas.airing import queue as airing
-from alertstation.eas.airing import relays
 from alertstation.eas.airing import settings as settings_airing
-from alertstation.eas.airing.outputs import AirControl, OutputError, load_message, play_all
+from alertstation.eas.airing.outputs import (
+    AirControl,
+    LiveMessage,
+    Message,
+    OutputError,
+    load_message,
+    play_all,
+)
 from alertstation.eas.airing.outputs.build import build_outputs
 from alertstation.eas.audio import render_eom
 from alertstation.settings_admin.sections import hardware_settings
@@ -48,9 +60,14 @@ def _air(station: Station, item: airing.QueueItem, control: AirControl) -> dict[
     with station.engine.connect() as conn:
         settings = settings_airing.load(conn)
         hardware = hardware_settings(conn)
+    live_audio = live.take(item.archive_id)
+    message: Message
     try:
         path = archive.wav_file(station.settings.data_dir, item.wav_path)
-        message = load_message(path, item.header)
+        if live_audio is not None:
+            message = LiveMessage(item.header, live_audio)
+        else:
+            message = load_message(path, item.header)
     except (OutputError, ValueError) as ex:
         now = station.clock()
         return {"archive": {"ok": False, "error": str(ex), "started_at": now, "ended_at": now}}
@@ -58,6 +75,8 @@ def _air(station: Station, item: airing.QueueItem, control: AirControl) -> dict[
         EOM_HEADER, render_eom(sample_rate=message.sample_rate), message.sample_rate
     )
     outputs = build_outputs(settings, path, control=control, archive_only=item.archive_only)
+    if live_audio is not None:
+        live_audio.open([output.name for output in outputs])
     airing.start_outputs(
         station.engine, item.id, [output.name for output in outputs], station.clock()
     )
@@ -65,9 +84,23 @@ def _air(station: Station, item: airing.QueueItem, control: AirControl) -> dict[
     real = [output for output in outputs if output.name in airing.REAL_OUTPUTS]
     if not real:  # nothing goes on the air: the transmitter stays unkeyed
         hardware = {**hardware, "relay_pins": []}
-    return _play_keyed(
+    results = _play_keyed(
         hardware, lambda: play_all(outputs, message, clock=station.clock), control.trace
     )
+    if live_audio is not None:
+        _record_length(station, item.archive_id, path)
+    return results
+
+
+def _record_length(station: Station, message_id: int, path: Path) -> None:
+    """Record the length of a live message as the archive output kept it."""
+    try:
+        with wave.open(str(path), "rb") as kept:
+            seconds = kept.getnframes() / kept.getframerate()
+        with begin_write(station.engine) as conn:
+            archive.set_duration(conn, message_id, seconds)
+    except (OSError, EOFError, wave.Error):
+        log.exception("the length of live message %s could not be recorded", message_id)
 
 
 def _play_keyed(

@@ -6,7 +6,7 @@ could not be. The airing loop (:func:`alertstation.eas.airing.onair.run_once`) p
 through every enabled output at once and waits for all of them:
 
 * ``archive`` (always on): the message was archived when it was queued; playing checks that
-  its WAV is still there.
+  its WAV is still there, or, for a live message, writes the audio that aired in its place.
 * ``icecast`` (:mod:`.icecast`): a source client that streams the message as MP3 to a mount.
 * ``alsa`` (:mod:`.alsa`): the local sound card through ``aplay``.
 
@@ -14,7 +14,11 @@ Icecast and ALSA are the real outputs: they put the message on the air. Each is 
 :class:`AirControl`: ``shutdown`` (the worker stops: the output gives up, the item is
 interrupted) and ``cut`` (an operator's Stop: the output cuts the message audio, then plays the
 end of message, ``eom``, and returns). ``trace`` is told of each step (``audio_cut:<name>``,
-``eom_sent:<name>``) for the log and for tests that check the order of events.
+``eom_sent:<name>``, and ``first_audio:<name>`` when its first audio goes out) for the log and
+for tests that check the order of events.
+
+A :class:`LiveMessage` (a national message relayed as it arrives, :mod:`..live`) is played the
+same way, each output reading the live audio as it comes instead of a whole message.
 
 Only the airing loop (:mod:`alertstation.eas.airing.onair`) plays outputs; every origin reaches
 it through :func:`alertstation.eas.airing.broadcast.broadcast`.
@@ -26,7 +30,7 @@ import io
 import logging
 import threading
 import wave
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +39,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from alertstation.eas.airing.live import LiveAudio
 from alertstation.eas.archive import AiredMessage
 
 log = logging.getLogger("alertstation.eas")
@@ -43,6 +48,7 @@ __all__ = [
     "AirControl",
     "AiredMessage",
     "ArchiveOutput",
+    "LiveMessage",
     "Output",
     "OutputError",
     "load_message",
@@ -69,28 +75,80 @@ class AirControl:
     trace: Callable[[str], None] = _no_trace
 
 
+@dataclass(frozen=True)
+class LiveMessage:
+    """A message whose audio is still arriving (a national message relayed live).
+
+    Each output reads it once with :meth:`read`: the station's header and attention signal, the
+    source's audio as it arrives, then the EOM; Stop and shutdown end the reading early.
+    """
+
+    header: str
+    audio: LiveAudio
+
+    @property
+    def sample_rate(self) -> int:
+        """Return the rate of the live audio."""
+        return self.audio.sample_rate
+
+    def read(self, name: str, control: AirControl) -> Iterator[np.ndarray]:
+        """Yield the audio for output ``name`` until the end, a Stop or a shutdown."""
+
+        def stop() -> bool:
+            return control.cut.is_set() or control.shutdown.is_set()
+
+        return self.audio.read(name, stop)
+
+
+Message = AiredMessage | LiveMessage
+
+
 class Output(Protocol):
     """Something a message airs through."""
 
     name: str
 
-    def play(self, message: AiredMessage) -> None:
+    def play(self, message: Message) -> None:
         """Play the whole message; raise OutputError when that fails."""
         ...
 
 
 class ArchiveOutput:
-    """The aired-message archive: always on; the message was archived when it was queued."""
+    """The aired-message archive: always on; the message was archived when it was queued.
+
+    A live message is archived as it airs: its audio is written to a new WAV that replaces the
+    queued one when the message ends (with the EOM after a Stop, as the real outputs send it).
+    """
 
     name = "archive"
 
-    def __init__(self, wav_path: Path) -> None:
+    def __init__(self, wav_path: Path, *, control: AirControl | None = None) -> None:
         self._path = wav_path
+        self._control = control or AirControl()
 
-    def play(self, message: AiredMessage) -> None:
-        """Check that the archived WAV is still there."""
-        if not self._path.is_file():
+    def play(self, message: Message) -> None:
+        """Check that the archived WAV is still there; write a live message's audio."""
+        if isinstance(message, LiveMessage):
+            self._record(message)
+        elif not self._path.is_file():
             raise OutputError(f"the archived WAV {self._path.name} is missing")
+
+    def _record(self, message: LiveMessage) -> None:
+        control = self._control
+        partial = self._path.with_name(self._path.name + ".part")
+        try:
+            with wave.open(str(partial), "wb") as out:
+                out.setnchannels(1)
+                out.setsampwidth(2)
+                out.setframerate(message.sample_rate)
+                for chunk in message.read(self.name, control):
+                    out.writeframes(chunk.astype("<i2", copy=False).tobytes())
+                if control.cut.is_set() and control.eom is not None:
+                    out.writeframes(control.eom.samples.astype("<i2", copy=False).tobytes())
+            partial.replace(self._path)
+        except OSError as ex:
+            partial.unlink(missing_ok=True)
+            raise OutputError(f"the live audio could not be archived: {ex}") from ex
 
 
 def wav_bytes(message: AiredMessage) -> bytes:
@@ -118,9 +176,7 @@ def load_message(path: Path, header: str) -> AiredMessage:
     return AiredMessage(header, samples, rate)
 
 
-def _play(
-    output: Output, message: AiredMessage, clock: Callable[[], datetime] | None
-) -> dict[str, Any]:
+def _play(output: Output, message: Message, clock: Callable[[], datetime] | None) -> dict[str, Any]:
     started = clock() if clock else None
     result: dict[str, Any] = {"ok": True, "error": None}
     try:
@@ -138,7 +194,7 @@ def _play(
 
 def play_all(
     outputs: Sequence[Output],
-    message: AiredMessage,
+    message: Message,
     *,
     clock: Callable[[], datetime] | None = None,
 ) -> dict[str, dict[str, Any]]:

@@ -4,6 +4,9 @@
 shell, no temporary file). A non-zero exit is an error carrying aplay's last words; a message
 that has not finished long after its own length is stopped and reported. On Stop (the air
 control's ``cut``) aplay is killed at once and the end of message is played after it.
+
+A live message (a national message relayed as it arrives) goes to aplay as raw 16-bit PCM
+(``-t raw -f S16_LE -c 1 -r <rate>``), written as it comes.
 """
 
 from __future__ import annotations
@@ -13,10 +16,19 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from typing import IO, Final
 
-from alertstation.eas.airing.outputs import AirControl, OutputError, wav_bytes
-from alertstation.eas.archive import AiredMessage
+import numpy as np
+
+from alertstation.eas.airing.live import MAX_SECONDS
+from alertstation.eas.airing.outputs import (
+    AirControl,
+    LiveMessage,
+    Message,
+    OutputError,
+    wav_bytes,
+)
 
 GRACE_SECONDS: Final[float] = 30.0
 POLL_SECONDS: Final[float] = 0.05
@@ -45,7 +57,15 @@ class AlsaOutput:
         """Return the aplay command line for this device."""
         return [program, "-q", "-D", self.device, "-t", "wav", "-"]
 
-    def play(self, message: AiredMessage) -> None:
+    def raw_command(self, program: str, sample_rate: int) -> list[str]:
+        """Return the aplay command line for raw mono 16-bit PCM at ``sample_rate``."""
+        return [program, "-q", "-D", self.device, "-t", "raw", "-f", "S16_LE", "-c", "1"] + [
+            "-r",
+            str(int(sample_rate)),
+            "-",
+        ]
+
+    def play(self, message: Message) -> None:
         """Play ``message`` to the end; OutputError when aplay is missing or fails.
 
         On Stop the message is cut and the end of message played in its place.
@@ -60,15 +80,23 @@ class AlsaOutput:
                 self._run(program, control.eom, cuttable=False)
                 control.trace(f"eom_sent:{self.name}")
 
-    def _run(self, program: str, message: AiredMessage, *, cuttable: bool) -> bool:
+    def _run(self, program: str, message: Message, *, cuttable: bool) -> bool:
         """Play ``message`` with aplay; True when Stop cut it."""
-        data = wav_bytes(message)
+        data: bytes | Iterable[bytes]
+        if isinstance(message, LiveMessage):
+            data = _pcm(message.read(self.name, self._control))
+            command = self.raw_command(program, message.sample_rate)
+            longest = MAX_SECONDS + message.audio.prefix.size / message.sample_rate
+        else:
+            data = wav_bytes(message)
+            command = self.command(program)
+            longest = message.duration
         cut = False
-        deadline = time.monotonic() + message.duration + GRACE_SECONDS
+        deadline = time.monotonic() + longest + GRACE_SECONDS
         with tempfile.TemporaryFile() as errors:
             try:
                 process = subprocess.Popen(
-                    self.command(program),
+                    command,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,
@@ -76,6 +104,8 @@ class AlsaOutput:
             except OSError as ex:
                 raise OutputError(f"aplay could not start: {ex}") from ex
             assert process.stdin is not None
+            if cuttable:
+                self._control.trace(f"first_audio:{self.name}")
             writer = threading.Thread(target=_feed, args=(process.stdin, data), daemon=True)
             writer.start()
             stopped = ""
@@ -88,9 +118,7 @@ class AlsaOutput:
                     process.wait()
                     break
                 elif time.monotonic() > deadline:
-                    stopped = (
-                        f"aplay did not finish within {message.duration + GRACE_SECONDS:.0f} s"
-                    )
+                    stopped = f"aplay did not finish within {longest + GRACE_SECONDS:.0f} s"
                 if stopped:
                     process.kill()
                     process.wait()
@@ -110,9 +138,19 @@ class AlsaOutput:
         return False
 
 
-def _feed(stdin: IO[bytes], data: bytes) -> None:
+def _pcm(chunks: Iterable[np.ndarray]) -> Iterator[bytes]:
+    for chunk in chunks:
+        yield chunk.astype("<i2", copy=False).tobytes()
+
+
+def _feed(stdin: IO[bytes], data: bytes | Iterable[bytes]) -> None:
     try:
-        stdin.write(data)
+        if isinstance(data, bytes):
+            stdin.write(data)
+        else:
+            for chunk in data:
+                stdin.write(chunk)
+                stdin.flush()
     except (ValueError, OSError):
         pass  # aplay stopped early; its exit code and stderr tell why
     finally:

@@ -34,7 +34,7 @@ def build_outputs(
     """Return the archive output and every output the settings enable (none but the archive
     when the operator chose archive only)."""
     control = control or AirControl()
-    outputs: list[Output] = [ArchiveOutput(wav_path)]
+    outputs: list[Output] = [ArchiveOutput(wav_path, control=control)]
     if archive_only:
         return outputs
     if settings.icecast_enabled:

@@ -17,6 +17,9 @@ first header burst. The tail lets listeners drain before the disconnect ends the
 On Stop (the air control's ``cut``, checked before every frame) the message's frames stop, and
 the end of message follows on the same source connection, so a listener hears the cut and then
 the three ``NNNN`` bursts without reconnecting.
+
+A live message (a national message relayed as it arrives) is fed to ffmpeg as its audio comes
+and streamed as ffmpeg encodes it, the same pacing keeping the stream at real time.
 """
 
 from __future__ import annotations
@@ -30,15 +33,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from typing import IO, Final
 
 import numpy as np
 
-from alertstation.eas.airing.outputs import AirControl, OutputError
-from alertstation.eas.archive import AiredMessage
+from alertstation.eas.airing.outputs import AirControl, LiveMessage, Message, OutputError
 from alertstation.version import __version__
 
 log = logging.getLogger("alertstation.eas")
@@ -258,7 +260,7 @@ class IcecastOutput:
         self._ffmpeg = ffmpeg
         self._clock = clock
 
-    def play(self, message: AiredMessage) -> None:
+    def play(self, message: Message) -> None:
         """Encode and stream ``message``; IcecastError naming the cause when it fails."""
         ffmpeg = self._ffmpeg or shutil.which("ffmpeg")
         if ffmpeg is None:
@@ -266,8 +268,12 @@ class IcecastOutput:
         rate = message.sample_rate
         pad = np.zeros(int(round(self._lead_in * rate)), dtype="<i2")
         end = np.zeros(int(round(self._tail * rate)), dtype="<i2")
-        pcm = np.concatenate([pad, message.samples.astype("<i2", copy=False), end]).tobytes()
         control = self._control
+        pcm: bytes | Iterable[bytes]
+        if isinstance(message, LiveMessage):
+            pcm = _live_pcm(pad, message.read(self.name, control), end, control)
+        else:
+            pcm = np.concatenate([pad, message.samples.astype("<i2", copy=False), end]).tobytes()
         sock = connect_source(self.target)
         try:
             seconds, cut = self._stream(sock, ffmpeg, pcm, rate, cuttable=True)
@@ -283,7 +289,13 @@ class IcecastOutput:
         log.info("EAS message streamed to %s (%.1f s)", self.target.url, seconds)
 
     def _stream(
-        self, sock: socket.socket, ffmpeg: str, pcm: bytes, rate: int, *, cuttable: bool
+        self,
+        sock: socket.socket,
+        ffmpeg: str,
+        pcm: bytes | Iterable[bytes],
+        rate: int,
+        *,
+        cuttable: bool,
     ) -> tuple[float, bool]:
         """Stream ``pcm`` in real time; return (seconds sent, whether Stop cut it)."""
         start = self._clock()
@@ -302,11 +314,17 @@ class IcecastOutput:
                     if cuttable and cut.is_set():
                         return sent, True
                     sock.sendall(frame.data)
+                    if not sent and cuttable:
+                        self._control.trace(f"first_audio:{self.name}")
                     sent += frame.seconds
         except OSError as ex:
             raise IcecastError(
                 f"Icecast at {self.target.url} dropped the source after {sent:.1f} s: {ex}"
             ) from ex
+        if self._cancel.is_set():  # a live message's audio ended early for the shutdown
+            raise OutputError(f"stopped after {sent:.1f} s: the worker is shutting down")
+        if cuttable and cut.is_set():
+            return sent, True
         remaining = start + sent - self._clock()
         if remaining > 0:  # let the last frames play out before disconnecting
             if cuttable:
@@ -317,8 +335,21 @@ class IcecastOutput:
         return sent, False
 
 
-def _encode(ffmpeg: str, pcm: bytes, rate: int) -> Iterator[Mp3Frame]:
-    """Yield the MP3 frames ffmpeg makes of mono int16 ``pcm`` at ``rate``, as they come."""
+def _live_pcm(
+    lead_in: np.ndarray, chunks: Iterable[np.ndarray], tail: np.ndarray, control: AirControl
+) -> Iterator[bytes]:
+    """Yield a live message's PCM bytes: the lead-in, its audio as it comes, then the tail
+    (none after a Stop: the end of message follows instead)."""
+    yield lead_in.tobytes()
+    for chunk in chunks:
+        yield chunk.astype("<i2", copy=False).tobytes()
+    if not control.cut.is_set():
+        yield tail.tobytes()
+
+
+def _encode(ffmpeg: str, pcm: bytes | Iterable[bytes], rate: int) -> Iterator[Mp3Frame]:
+    """Yield the MP3 frames ffmpeg makes of mono int16 ``pcm`` (bytes, or chunks of bytes as
+    they come) at ``rate``, as they come."""
     command = [
         ffmpeg,
         "-hide_banner",
@@ -368,9 +399,14 @@ def _encode(ffmpeg: str, pcm: bytes, rate: int) -> Iterator[Mp3Frame]:
             raise OutputError(f"ffmpeg could not encode MP3 (exit {code}): {detail}")
 
 
-def _feed(stdin: IO[bytes], data: bytes) -> None:
+def _feed(stdin: IO[bytes], data: bytes | Iterable[bytes]) -> None:
     try:
-        stdin.write(data)
+        if isinstance(data, bytes):
+            stdin.write(data)
+        else:
+            for chunk in data:
+                stdin.write(chunk)
+                stdin.flush()
     except (ValueError, OSError):
         pass  # ffmpeg stopped early (broken pipe); its exit code and stderr tell why
     finally:
