@@ -20,13 +20,17 @@ import orjson
 import pytest
 from sqlalchemy import select
 
+from alertstation.audit.actor import Actor
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
-from alertstation.eas.airing import onair, relays
+from alertstation.eas import archive
+from alertstation.eas.airing import broadcast, onair, relays
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.live import LiveAudio
 from alertstation.eas.airing.tables import eas_airing_outputs, eas_airing_queue
 from alertstation.eas.archive import AiredMessage
+from alertstation.eas.audio import render_eom, render_message
 from alertstation.eas.decode import decode_pcm
 from alertstation.settings_admin import sections
 from tests.eas.airing_support import queue_message, timed_aplay
@@ -359,3 +363,75 @@ def test_stop_and_remove_need_eas_broadcast(station: StationHarness) -> None:
     assert viewer.request("DELETE", "/api/eas/airing/queue/1").status_code == 403
     anonymous = station.client.simulate_post("/api/eas/airing/stop", json={})
     assert anonymous.status_code == 401
+
+
+def test_stop_cuts_a_live_relay_sends_the_eom_then_releases_the_relays(
+    station: StationHarness,
+    operator: SignedIn,
+    alsa: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    events: list[str] = []
+    monkeypatch.setattr(relays, "open_gpio", lambda: RecordingGpio(events))
+    with begin_write(station.engine) as conn:
+        sections.save(
+            conn,
+            sections.HARDWARE,
+            {"relay_pins": [17], "relay_active_high": True},
+            updated_by="test",
+            now=station.clock(),
+        )
+    app_station = station.app.station
+    rate = 8000
+    audio = LiveAudio(rate)
+    fallback = render_message(NPT, sample_rate=rate, attention_seconds=0.0)
+    audio.prefix = render_message(NPT, sample_rate=rate, attention_seconds=0.0, include_eom=False)
+    audio.eom = render_eom(sample_rate=rate)
+    queued = broadcast.broadcast(
+        app_station,
+        origin="relay",
+        render=lambda _rate: AiredMessage(NPT, fallback, rate),
+        actor=Actor.system("relay"),
+        target="test",
+        aired_by="relay",
+        sample_rate=rate,
+        live=audio,
+    )
+    body = long_message(0.5).samples
+    audio.put(body)  # the source keeps playing: the live audio never ends by itself
+
+    thread = threading.Thread(
+        target=onair.run_once, args=(app_station,), kwargs={"trace": events.append}
+    )
+    thread.start()
+    try:
+        wait_for(lambda: "first_audio:alsa" in events)
+        stop = operator.request("POST", "/api/eas/airing/stop", json={"clear_queue": False})
+        assert stop.status_code == 200, stop.text
+    finally:
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+    audio.put(body)  # what the source plays after the stop goes nowhere
+
+    assert [e for e in events if e != "first_audio:alsa"] == [
+        "gpio17=closed",
+        "stop_recorded",
+        "audio_cut:alsa",
+        "eom_sent:alsa",
+        "gpio17=open",
+        "relays_released",
+    ]
+    with wave.open(str(alsa / "play-0.wav")) as eom:  # the cut live audio was never finished
+        pcm = np.frombuffer(eom.readframes(eom.getnframes()), dtype="<i2")
+    assert [(d.kind, d.bursts) for d in decode_pcm(pcm, rate)] == [("eom", 3)]
+    (row,) = queue_rows(station)
+    assert row.id == queued["queue"]["id"] and row.state == "stopped" and row.origin == "relay"
+    # The archive holds what aired: the station's header, the live audio, then the EOM.
+    with station.engine.connect() as conn:
+        kept = archive.get_row(conn, queued["id"])
+    with wave.open(str(archive.wav_file(app_station.settings.data_dir, kept.wav_path))) as wav:
+        pcm = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")
+    decoded = decode_pcm(pcm, rate)
+    assert [(d.kind, d.text) for d in decoded] == [("header", NPT), ("eom", "NNNN")]
+    assert pcm.size >= audio.prefix.size + body.size
+    assert kept.duration == pytest.approx(pcm.size / rate, abs=0.01)
