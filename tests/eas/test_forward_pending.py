@@ -13,11 +13,18 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
+from alertstation.alerts.ingest import import_messages
+from alertstation.alerts.poll.fetch import HttpClient
+from alertstation.alerts.poll.poller import Poller
+from alertstation.alerts.poll.sources import create_source, read_config
+from alertstation.alerts.service import ImportProblem
 from alertstation.db import make_engine
+from alertstation.db.engine import begin_write
 from alertstation.db.migrate import alembic_config, upgrade_to_head
 from alertstation.eas.forward import pending
 from alertstation.eas.forward import service as forward
 from alertstation.eas.forward.rulebook import get_rule_book
+from tests.alerts.feed_server import Canned, running_server
 from tests.eas.test_forward_support import (
     archived,
     audit_rows,
@@ -197,3 +204,53 @@ def test_a_waiting_alert_that_is_cancelled_is_withdrawn(station: StationHarness)
     with station.engine.connect() as conn:
         assert pending.list_open(conn) == []
     assert queue_states(station.engine)["tor"] == ("skipped", "alert is cancelled")
+
+
+def test_a_rule_on_a_poll_source_matches_what_that_source_fetched(
+    station: StationHarness, users: dict[str, SignedIn]
+) -> None:
+    st = station.app.station
+    configure(st, forward_events=())
+    now = station.clock.now
+    expires = later(now, minutes=70)
+    fetched = cap_message(
+        "polled", now, expires=expires, vtec_strings=[vtec("NEW", 7, now, expires)]
+    )
+    imported = cap_message(
+        "uploaded", now, expires=expires, vtec_strings=[vtec("NEW", 8, now, expires)]
+    )
+    http = HttpClient()
+    with running_server() as server:
+        server.serve("/a.xml", Canned(fetched, content_type="application/xml"))
+        with begin_write(st.engine) as conn:
+            ours = create_source(
+                conn,
+                read_config({"name": "A", "kind": "cap-xml", "url": server.url("/a.xml")}),
+                now,
+            )
+            other = create_source(
+                conn,
+                read_config({"name": "B", "kind": "cap-xml", "url": server.url("/b.xml")}),
+                now,
+            )
+        rules = {
+            "rules": [
+                {"sources": [f"poll:{other}"], "mode": "auto"},
+                {"sources": [f"poll:{ours}"], "mode": "hold", "hold_minutes": 5},
+                {"sources": ["imported"], "mode": "hold", "hold_minutes": 7},
+            ]
+        }
+        answer = users["admin"].request("PUT", "/api/eas/forward/rules", json=rules)
+        assert answer.status_code == 200, answer.text
+        poller = Poller(st.engine, clock=station.clock, rng=lambda: 0.25, http=http, parallel=1)
+        outcomes = poller.poll_due()
+    http.close()
+    assert {o.name: o.stored for o in outcomes}["A"] == 1, outcomes
+    (result,) = import_messages(st.engine, imported, "upload", explicit=True, now=now)
+    assert not isinstance(result, ImportProblem), result
+    forward.forward_job(st)
+
+    items = users["viewer"].request("GET", "/api/eas/pending").json["items"]
+    found = {(item["source"], item["rule"], item["mode"]) for item in items}
+    assert found == {(f"poll:{ours}", "rule 2", "hold"), ("imported", "rule 3", "hold")}
+    assert archived(station.engine) == []  # the other source's auto rule matched nothing

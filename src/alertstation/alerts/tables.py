@@ -57,6 +57,8 @@ cap_alerts = Table(
     Column("match_code", Boolean, nullable=False, server_default=false()),
     Column("match_geometry", Boolean, nullable=False, server_default=false()),
     Column("explicit", Boolean, nullable=False, server_default=false()),
+    # The poll source whose fetch stored it (null: imported from a file or the command line).
+    Column("poll_source_id", Integer, nullable=True),
     Column("raw", Text, nullable=False),
     # verified | unsigned | failed, with the reason (docs/alerts-parsing.md, "Signatures")
     Column("signature_status", String(16), nullable=False, server_default="unsigned"),

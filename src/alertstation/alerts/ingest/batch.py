@@ -497,7 +497,8 @@ class _Batch:
                     *alert_fields(item.alert),
                     item.facts.state, item.facts.cancelled_at, item.alert.signature.status,
                     item.alert.signature.reason, item.facts.in_area, item.stored_area,
-                    item.facts.match_code, item.facts.match_geometry, item.explicit, now, now,
+                    item.facts.match_code, item.facts.match_geometry, item.explicit,
+                    self.poll_source_id, now, now,
                 )
                 for item in self.new
             ]  # fmt: skip
@@ -630,8 +631,12 @@ def ingest_batch(
     *,
     explicit: bool = False,
     now: datetime | None = None,
+    poll_source_id: int | None = None,
 ) -> list[IngestResult]:
     """Ingest alerts in order inside the caller's transaction.
+
+    ``poll_source_id`` is the poll source that fetched them (stored with each new alert; the
+    forwarding rules' ``poll:<id>``), None for an import.
 
     ``matchers`` None means those of the settings stored now (``current_matchers``), read in the
     same statement as the batch's first reads.
@@ -645,6 +650,7 @@ def ingest_batch(
     if not alerts:
         return []
     batch = _Batch(conn, alerts, now, settings=matchers is None)
+    batch.poll_source_id = poll_source_id
     if matchers is None:
         key = batch.settings_key
         matchers = current_matchers(conn) if key is None else matchers_for(conn, key)

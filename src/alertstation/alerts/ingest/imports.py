@@ -70,11 +70,12 @@ def ingest_items(
     now: datetime | None = None,
     chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
+    poll_source_id: int | None = None,
 ) -> list[Item]:
     """Ingest the alerts among ``items`` in chunks, one write transaction per chunk.
 
     Problems pass through in place. ``progress`` is called with the number of messages done
-    after each chunk.
+    after each chunk. ``poll_source_id`` is the poll source that fetched them (None: imported).
     """
     results: list[Item | None] = [
         item if isinstance(item, ImportProblem) else None for item in items
@@ -83,7 +84,14 @@ def ingest_items(
     for part in _chunks(positions, max(1, chunk)):
         alerts = [items[i] for i in part]
         with collector.paused(), begin_write(engine) as conn:
-            done = ingest_batch(conn, alerts, None, explicit=explicit, now=now)  # type: ignore[arg-type]
+            done = ingest_batch(
+                conn,
+                alerts,  # type: ignore[arg-type]
+                None,
+                explicit=explicit,
+                now=now,
+                poll_source_id=poll_source_id,
+            )
         for i, result in zip(part, done, strict=True):
             results[i] = result
         if progress is not None:
@@ -99,6 +107,7 @@ def import_bodies(
     now: datetime | None = None,
     trust: Trust = None,
     chunk: int = CHUNK,
+    poll_source_id: int | None = None,
 ) -> list[Item]:
     """Parse every (body, source) and ingest all their alerts in chunks of ``chunk``.
 
@@ -109,7 +118,9 @@ def import_bodies(
     with collector.paused():
         for data, source in bodies:
             items += parse_body(data, source, now=now, trust=trust)
-        return ingest_items(engine, items, explicit=explicit, now=now, chunk=chunk)
+        return ingest_items(
+            engine, items, explicit=explicit, now=now, chunk=chunk, poll_source_id=poll_source_id
+        )
 
 
 def import_messages(
@@ -120,6 +131,7 @@ def import_messages(
     explicit: bool = True,
     now: datetime | None = None,
     trust: Trust = None,
+    poll_source_id: int | None = None,
 ) -> list[IngestResult | ImportProblem]:
     """Parse one file or body (CAP XML, XML feed or JSON feed) and ingest every alert in it.
 
@@ -133,7 +145,14 @@ def import_messages(
     time; ``None`` (no anchors configured: a signed message is recorded failed, never
     verified); or a ``TrustUnavailable``, whose reason then replaces that failure's reason.
     """
-    return import_bodies(engine, [(data, source)], explicit=explicit, now=now, trust=trust)
+    return import_bodies(
+        engine,
+        [(data, source)],
+        explicit=explicit,
+        now=now,
+        trust=trust,
+        poll_source_id=poll_source_id,
+    )
 
 
 class ChunkedImport:

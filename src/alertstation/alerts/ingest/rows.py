@@ -132,7 +132,8 @@ def native_writes(conn: Connection) -> bool:
 _CHILD_TABLES = (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
 ALERT_COLUMNS = (
     *_ALERT_FIELDS, "state", "cancelled_at", "signature_status", "signature_reason", "in_area",
-    "stored_area", "match_code", "match_geometry", "explicit", "received_at", "updated_at",
+    "stored_area", "match_code", "match_geometry", "explicit", "poll_source_id", "received_at",
+    "updated_at",
 )  # fmt: skip
 _alert_fields = operator.attrgetter(*_ALERT_FIELDS)
 #: The fields a message takes from its primary info block, by position in _ALERT_FIELDS.

@@ -294,15 +294,33 @@ class Poller:
         _log_outcome(row, outcome)
         return outcome
 
-    def _import(self, body: bytes, where: str, now: datetime) -> list[IngestResult | ImportProblem]:
-        """Import one fetched body: stored only where it matches, signatures checked."""
-        return import_messages(self.engine, body, where, explicit=False, now=now, trust=self.trust)
+    def _import(
+        self, body: bytes, where: str, now: datetime, source_id: int
+    ) -> list[IngestResult | ImportProblem]:
+        """Import one fetched body: stored only where it matches, signatures checked, each new
+        alert with the poll source that fetched it."""
+        return import_messages(
+            self.engine,
+            body,
+            where,
+            explicit=False,
+            now=now,
+            trust=self.trust,
+            poll_source_id=source_id,
+        )
 
     def _import_all(
-        self, bodies: list[tuple[bytes, str]], now: datetime
+        self, bodies: list[tuple[bytes, str]], now: datetime, source_id: int
     ) -> list[IngestResult | ImportProblem]:
         """Import several bodies (a feed's entries, its linked documents) as one batch."""
-        return import_bodies(self.engine, bodies, explicit=False, now=now, trust=self.trust)
+        return import_bodies(
+            self.engine,
+            bodies,
+            explicit=False,
+            now=now,
+            trust=self.trust,
+            poll_source_id=source_id,
+        )
 
     def _ingest(
         self, row: Row[Any], url: str, fetched: Fetched, outcome: PollOutcome, now: datetime
@@ -311,7 +329,7 @@ class Poller:
         label = f"poll source {row.name!r}"
         entries = atom_entries(fetched.body)
         if entries is None:
-            results = self._import(fetched.body, label, now)
+            results = self._import(fetched.body, label, now, row.id)
             if _whole_body_failed(results, label):
                 outcome.error = f"unreadable answer: {results[0].reason}"  # type: ignore[union-attr]
                 return False
@@ -343,7 +361,7 @@ class Poller:
             else:
                 log.warning("alert import: skipped %s: ATOM entry embeds no CAP <alert>", where)
                 outcome.count([ImportProblem(where, "ATOM entry embeds no CAP <alert>")])
-        outcome.count(self._import_all(embedded, now))
+        outcome.count(self._import_all(embedded, now, row.id))
         return self._follow_links(row, url, links, outcome, now, label)
 
     def _follow_links(
@@ -394,7 +412,7 @@ class Poller:
             where = f"{label} link {display_url(link)}"
             fetched.append((document.body, where))
             done.append(digest)
-        outcome.count(self._import_all(fetched, now))
+        outcome.count(self._import_all(fetched, now, row.id))
         self._remember_links(row.id, set(links), done, now)
         if failures:
             outcome.note = (

@@ -8,8 +8,9 @@ area codes. The first matching rule decides; when none matches, the default does
 minutes unless an operator holds or rejects it first).
 
 A source is ``audio:<id>`` (an audio source), ``poll:<id>`` (a CAP poll source), ``poll`` (any
-poll source) or ``imported`` (a file upload or the command line). The alert store does not
-record which poll source delivered an alert, so a polled CAP alert reads as ``poll``.
+poll source) or ``imported`` (a file upload or the command line). A CAP alert's source is the
+poll source that fetched it (stored with the alert); an alert stored before that was recorded
+reads as ``poll``, which a rule's ``poll`` matches but no ``poll:<id>`` does.
 
 National messages (EAN, NPT) are decided before any rule: they always air at once
 (:data:`NATIONAL_EVENTS`, 47 CFR 11.54).
@@ -76,7 +77,7 @@ class Rule:
         return (
             (not self.events or subject.event in self.events)
             and (not self.originators or subject.originator in self.originators)
-            and (not self.sources or subject.source in self.sources)
+            and (not self.sources or any(_source_covers(s, subject.source) for s in self.sources))
             and (not self.areas or any(_covers(a, c) for a in self.areas for c in subject.areas))
         )
 
@@ -129,6 +130,11 @@ def decide(book: RuleBook, subject: Subject) -> Decision:
         if rule.matches(subject):
             return Decision(rule.mode, f"rule {number}")
     return Decision(book.default, DEFAULT_RULE)
+
+
+def _source_covers(rule_source: str, source: str) -> bool:
+    """Tell whether a rule's source covers a message's: equal, or ``poll`` for any poll source."""
+    return rule_source == source or (rule_source == POLL and source.startswith(f"{POLL}:"))
 
 
 def _covers(rule_code: str, code: str) -> bool:

@@ -270,9 +270,18 @@ def _translate(
         settings,
         sample_rate,
         voice.saved_voice(conn),
-        IMPORTED if alert.explicit else POLL,
+        alert_source(alert),
         alert.expires or alert.ends or now + timedelta(minutes=settings.max_age_minutes),
     )
+
+
+def alert_source(alert: Any) -> str:
+    """Return the rules' source of a stored alert: ``poll:<id>`` of the poll source that fetched
+    it, ``imported`` for a file or command-line import, ``poll`` when not known (stored before
+    the poll source was recorded)."""
+    if alert.poll_source_id is not None:
+        return f"{POLL}:{alert.poll_source_id}"
+    return IMPORTED if alert.explicit else POLL
 
 
 def _subject(claim: _Claim) -> Subject:
