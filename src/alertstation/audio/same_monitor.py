@@ -134,6 +134,7 @@ class _SourceState:
         self.recent: deque[tuple[int, np.ndarray]] = deque()
         self.recording: _Recording | None = None
         self.live: _LiveRelay | None = None
+        self.offset = 0  # the session's sample at which the decoder started
 
 
 class SameMonitor:
@@ -179,6 +180,7 @@ class SameMonitor:
             state = self._sources[source_id] = _SourceState(
                 self.sample_rate, lambda rejected: self.refused(source_id, rejected)
             )
+            state.offset = first  # the decoder counts from here; the monitor from the session
         self._remember(state, samples, first)
         if state.recording is not None:
             state.recording.add(samples, first)
@@ -255,25 +257,26 @@ class SameMonitor:
 
     def _decoded(self, source_id: int, state: _SourceState, item: Decoded) -> None:
         preamble = round(PREAMBLE_SECONDS * self.sample_rate)
+        start, end = state.offset + item.start_sample, state.offset + item.end_sample
         if item.kind == "eom":
-            self._end_live(state, item.start_sample - preamble, "eom")
+            self._end_live(state, start - preamble, "eom")
             if state.recording is not None:
                 recording, state.recording = state.recording, None
-                recording.cut(item.start_sample)
+                recording.cut(start)
                 self._finish(source_id, recording)
             return
-        self._end_live(state, item.start_sample - preamble, "a new header")
+        self._end_live(state, start - preamble, "a new header")
         if state.recording is not None:  # a new header before the EOM: close the last one
             recording, state.recording = state.recording, None
             self._finish(source_id, recording)
         header = SameHeader.parse(item.text)
         message_id = self.store(source_id, header, item.bursts)
-        recording = _Recording(message_id, header, item.end_sample, self.sample_rate)
+        recording = _Recording(message_id, header, end, self.sample_rate)
         for first, samples in state.recent:
             recording.add(samples, first)
         state.recording = recording
         if header.event in NATIONAL_EVENTS:
-            self._start_live(source_id, state, recording, item.end_sample)
+            self._start_live(source_id, state, recording, end)
 
     # --- storage ------------------------------------------------------------------------------
 
