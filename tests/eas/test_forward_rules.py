@@ -39,6 +39,22 @@ def test_a_new_station_waits_for_approval_and_national_messages_bypass_every_rul
         assert (decision.mode, decision.rule) == (Mode("auto"), "national")
 
 
+def test_poll_matches_every_poll_source_and_poll_id_only_its_own() -> None:
+    book = read_book(
+        {
+            "rules": [
+                {"sources": ["poll:3"], "mode": "auto"},
+                {"sources": ["poll"], "mode": "hold", "hold_minutes": 5},
+            ]
+        }
+    )
+    assert decide(book, subject(source="poll:3")).rule == "rule 1"
+    assert decide(book, subject(source="poll:4")).rule == "rule 2"
+    assert decide(book, subject(source="poll")).rule == "rule 2"  # stored before it was known
+    assert decide(book, subject(source="imported")).rule == "default"
+    assert decide(book, subject(source="audio:3")).rule == "default"
+
+
 def test_a_part_of_a_county_and_the_whole_country() -> None:
     book = read_book({"rules": [{"areas": ["039137"], "mode": "auto"}]})
     assert decide(book, subject(areas=("939137",))).rule == "rule 1"
