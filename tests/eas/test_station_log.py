@@ -7,7 +7,9 @@ Both backends, the station's injected clock.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -255,3 +257,24 @@ def test_a_month_is_taken_in_the_station_s_time_zone(conn: Connection) -> None:
     for bad in ("2026-13", "2026-1", "11-2026", "2026-11-01", "0000-01"):
         with pytest.raises(ValueError, match="month"):
             parse_month(bad, zone, late)
+
+
+# --- kept: nothing edits or prunes it ----------------------------------------------------------
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
+EDITS = re.compile(
+    r"(?:update|delete)\(\s*eas_log\b|eas_log\s*\.\s*(?:update|delete)\(|"
+    r"(?:UPDATE|DELETE\s+FROM)\s+\"?eas_log\b",
+    re.IGNORECASE,
+)
+
+
+def test_no_code_updates_deletes_or_prunes_station_log_entries() -> None:
+    offenders = [
+        str(path.relative_to(SOURCE))
+        for path in SOURCE.rglob("*.py")
+        if EDITS.search(path.read_text())
+    ]
+    assert offenders == []
+    assert EDITS.search("conn.execute(delete(eas_log).where(x))")  # the check can fail
+    assert EDITS.search('text("DELETE FROM eas_log WHERE at < :cutoff")')
