@@ -134,6 +134,7 @@ def month_to_pdf(
     pdf.set_title(_title(month))
     pdf.set_creator("Alert Station")
     pdf.alias_nb_pages()
+    pdf.footer = lambda: _footer(pdf, month)
     pdf.add_page()
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.set_font("Helvetica", "B", 15)
@@ -163,6 +164,14 @@ def month_to_pdf(
         pdf.ln(1.5)
     _reviews(pdf, reviews, month.zone, width)
     return bytes(pdf.output())
+
+
+def _footer(pdf: Any, month: Month) -> None:
+    pdf.set_y(-10)
+    pdf.set_font("Helvetica", "", 8)
+    pdf.cell(0, 5, _latin1(_title(month)), align="L")
+    pdf.set_x(pdf.l_margin)
+    pdf.cell(0, 5, f"Page {pdf.page_no()} of {{nb}}", align="R")
 
 
 def _entry(pdf: Any, entry: dict[str, Any], zone: tzinfo, width: float) -> None:
