@@ -175,7 +175,9 @@ def test_an_airing_is_logged_when_it_ends_with_its_outputs_and_its_text_of_that_
     assert entries(station.engine)[0].text == before  # a later zone change rewrites nothing
 
 
-def test_stop_remove_and_a_test_sent_are_logged(station: StationHarness) -> None:
+def test_stop_remove_expiry_interruption_and_a_test_sent_are_logged(
+    station: StationHarness,
+) -> None:
     st = station.app.station
     queue_message(st, long_message(0.2), origin="rwt", aired_by="rwt")
     queue_message(st, long_message(0.2), origin="manual")
@@ -198,6 +200,17 @@ def test_stop_remove_and_a_test_sent_are_logged(station: StationHarness) -> None
         ("removed", "chief", "removed"),
         ("test_sent", "rwt", "stopped"),
     ]
+
+    queue_message(st, long_message(0.2), origin="manual", aired_by="ops")
+    station.clock.advance(minutes=31)  # past the header's +0030 before any worker took it
+    assert airing.claim_next(st.engine, station.clock.now) is None
+    queue_message(st, long_message(0.2), origin="forward", aired_by=None)
+    assert airing.claim_next(st.engine, station.clock.now) is not None
+    assert airing.recover_interrupted(st.engine, station.clock.now)  # the worker stopped
+    expired, interrupted = entries(station.engine)[-2:]
+    assert (expired.kind, expired.result, expired.by) == ("originated", "failed", "ops")
+    assert "purge time passed" in orjson.loads(expired.details)["error"]
+    assert (interrupted.kind, interrupted.result) == ("forwarded", "interrupted")
 
 
 def test_approval_queue_decisions_are_logged(station: StationHarness, admin: SignedIn) -> None:
