@@ -104,6 +104,9 @@ def test_the_api_and_page_show_a_month_in_the_station_s_time_zone_with_filters(
     assert "Required Weekly Test" in page.text
     assert 'type="month" value="2026-11"' in page.text and "Add a note" in page.text
     assert operator.request("GET", "/eas/log?month=2026-1").status_code == 422
+    # A missed-test alarm's "record the reason" opens the note form filled in.
+    reason = operator.request("GET", "/eas/log?topic=missed_test&note_source=audio:7").text
+    assert '<option value="missed_test" selected>' in reason and 'value="audio:7"' in reason
 
 
 def test_notes_corrections_and_reviews_need_eas_broadcast_and_are_audited(
