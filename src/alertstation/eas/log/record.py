@@ -70,8 +70,7 @@ def _event_code(header: str | None) -> str | None:
 def airing_kind(origin: str, header: str | None) -> str:
     """Return the kind of entry an airing's end makes: ``relayed`` (a received message),
     ``forwarded`` (a CAP alert), ``test_sent`` (the weekly-test schedule's, or the station's
-    own RWT, RMT or NPT) or
-    ``originated`` (any other message the station sent)."""
+    own RWT, RMT or NPT) or ``originated`` (any other message the station sent)."""
     if origin == "relay":
         return RELAYED
     if origin == "forward":
