@@ -20,11 +20,13 @@ from sqlalchemy import Connection, select
 from alertstation.audio.received import store_refused
 from alertstation.audio.same_monitor import SameMonitor
 from alertstation.audio.tables import audio_sources, received_eas_refused
+from alertstation.audit.actor import Actor
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import onair
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.forward import pending
 from alertstation.eas.forward import service as forward
+from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.eas.forward.rules import Decision, Mode
 from alertstation.eas.log import record_entry
 from alertstation.eas.log.service import LogFilter, list_entries, parse_month
@@ -33,8 +35,9 @@ from alertstation.same import SameHeader
 from alertstation.settings_admin import sections
 from tests.eas.airing_support import queue_message
 from tests.eas.test_airing_truth import long_message
-from tests.eas.test_forward_pending import held_tornado
-from tests.support import SignedIn, StationHarness
+from tests.eas.test_forward_pending import HOLD_2, tornado
+from tests.eas.test_forward_support import configure, ingest
+from tests.support import StationHarness
 
 TOR = "ZCZC-WXR-TOR-039137+0030-3251200-WXYZ/FM -"
 RWT = "ZCZC-EAS-RWT-039137+0015-3251200-WXYZ/FM -"
@@ -73,13 +76,6 @@ def set_time_zone(station: StationHarness, name: str) -> None:
         sections.save(
             conn, sections.APPLICATION, {"time_zone": name}, updated_by="t", now=station.clock.now
         )
-
-
-@pytest.fixture
-def admin(station: StationHarness) -> SignedIn:
-    """One signed-in admin (a sign-in hashes a password: one per test keeps the file fast)."""
-    station.add_user("chief", "admin")
-    return station.sign_in("chief")
 
 
 # --- record_entry ------------------------------------------------------------------------------
@@ -213,16 +209,19 @@ def test_stop_remove_expiry_interruption_and_a_test_sent_are_logged(
     assert (interrupted.kind, interrupted.result) == ("forwarded", "interrupted")
 
 
-def test_approval_queue_decisions_are_logged(station: StationHarness, admin: SignedIn) -> None:
-    users = {"admin": admin, "operator": admin, "viewer": admin}
-    item = held_tornado(station, users)
-    held = users["operator"].request("POST", f"/api/eas/pending/{item['id']}/hold")
-    assert held.status_code == 200, held.text
-    assert (
-        users["operator"].request("POST", f"/api/eas/pending/{item['id']}/forward").status_code
-        == 200
-    )
-    forward.forward_job(station.app.station)
+def test_approval_queue_decisions_are_logged(station: StationHarness) -> None:
+    st = station.app.station
+    configure(st, forward_events=())
+    with begin_write(st.engine) as conn:
+        save_rule_book(conn, HOLD_2, by="chief", now=station.clock.now)
+    ingest(st, tornado(station), station.clock.now)
+    forward.forward_job(st)
+    with st.engine.connect() as conn:
+        (item,) = pending.list_open(conn)
+    chief = Actor.system("chief")
+    pending.act(st, item["id"], "hold", chief)
+    pending.act(st, item["id"], "forward", chief)
+    forward.forward_job(st)
     rows = entries(station.engine)
     assert [(r.kind, r.source, r.result, r.by) for r in rows[:3]] == [
         ("held", "poll", "hold", None),
