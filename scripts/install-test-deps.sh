@@ -7,7 +7,8 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 \
   || missing+=(postgresql)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
-command -v pdfinfo >/dev/null 2>&1 || missing+=(poppler-utils)
+# PDF exports (audit log, EAS station log) are opened with pdfinfo and read back with pdftotext.
+{ command -v pdfinfo && command -v pdftotext; } >/dev/null 2>&1 || missing+=(poppler-utils)
 # The SAME encoder's output is checked with an independent decoder; voices come from espeak-ng.
 command -v multimon-ng >/dev/null 2>&1 || missing+=(multimon-ng)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)

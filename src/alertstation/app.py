@@ -29,6 +29,7 @@ from alertstation.eas import routes as eas_routes
 from alertstation.eas.airing import routes as airing_routes
 from alertstation.eas.airing.queue import AiringState
 from alertstation.eas.forward import routes as forward_routes
+from alertstation.eas.log import routes as eas_log_routes
 from alertstation.eas.plain import PlainLanguage
 from alertstation.http.demo import DemoMasking
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
@@ -82,6 +83,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     airing_routes.routes,
     geoip_routes.routes,
     forward_routes.routes,
+    eas_log_routes.routes,
     center_routes.routes,
     autoban_routes.routes,
     audio_routes.routes,

@@ -12,6 +12,7 @@ import alertstation.auth.tables  # noqa: F401
 import alertstation.db.tables  # noqa: F401
 import alertstation.eas.airing.tables  # noqa: F401
 import alertstation.eas.forward.tables  # noqa: F401
+import alertstation.eas.log.tables  # noqa: F401
 import alertstation.eas.tables  # noqa: F401
 import alertstation.operations.tables  # noqa: F401
 import alertstation.security.autoban.tables  # noqa: F401

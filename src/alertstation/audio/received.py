@@ -27,6 +27,8 @@ from alertstation.db.engine import begin_write
 from alertstation.eas.forward import pending
 from alertstation.eas.forward.config import get_forward_settings
 from alertstation.eas.forward.relay import air_received, own_header, recorded_audio
+from alertstation.eas.log import record_entry
+from alertstation.eas.log.record import REFUSED
 from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
 from alertstation.same import SameHeader
@@ -197,7 +199,10 @@ def acknowledge(station: Station, message_id: int, actor: Actor) -> dict[str, An
 
 
 def store_refused(conn: Connection, source_id: int, header: str, reason: str, now: datetime) -> int:
-    """Keep one refused header with its reason; the oldest beyond ``REFUSED_KEEP`` go."""
+    """Keep one refused header with its reason; the oldest beyond ``REFUSED_KEEP`` go.
+
+    The station log gets a ``refused`` entry in the same transaction (kept two years, unlike
+    this list)."""
     new_id = int(
         conn.execute(
             insert(refused).values(
@@ -207,6 +212,15 @@ def store_refused(conn: Connection, source_id: int, header: str, reason: str, no
                 received_at=now,
             )
         ).inserted_primary_key[0]
+    )
+    record_entry(
+        conn,
+        REFUSED,
+        at=now,
+        source=f"audio:{source_id}",
+        header=header[:HEADER_WIDTH],
+        result=REFUSED,
+        details={"reason": reason[:ERROR_WIDTH], "refused_id": new_id},
     )
     if new_id > REFUSED_KEEP:
         conn.execute(delete(refused).where(_F.id <= new_id - REFUSED_KEEP))

@@ -57,6 +57,7 @@ from alertstation.eas.forward.config import get_forward_settings
 from alertstation.eas.forward.relay import RELAY_ACTOR, air_received, own_header
 from alertstation.eas.forward.rulebook import get_rule_book
 from alertstation.eas.forward.rules import AUTO, Subject, decide
+from alertstation.eas.log import received_kind, record_entry
 from alertstation.same import NATIONAL_EVENTS, SameHeader
 
 log = logging.getLogger("alertstation.audio.same")
@@ -313,6 +314,19 @@ class SameMonitor:
                 values["relay"] = f"not relayed: duplicate of received message {earlier.id}"
             row_id = conn.execute(insert(received_eas_messages).values(**values))
             message_id = int(row_id.inserted_primary_key[0])
+            record_entry(
+                conn,
+                received_kind(values["header"]),
+                at=now,
+                source=f"audio:{source_id}",
+                header=values["header"],
+                result="duplicate" if earlier is not None else "new",
+                details={
+                    "bursts": bursts,
+                    "received_id": message_id,
+                    "duplicate_of": earlier.id if earlier is not None else None,
+                },
+            )
         log.warning(
             "SAME header received from source %s (%s bursts%s): %s",
             source_id,

@@ -32,6 +32,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Received messages", "/eas/received", "system.view_config", "EAS"),
     ("Approval queue", "/eas/pending", "system.view_config", "EAS"),
     ("Forwarding", "/eas/forward", "system.view_config", "EAS"),
+    ("Station log", "/eas/log", "system.view_config", "EAS"),
     ("Zones", "/admin/zones", "system.view_config", "Station"),
     ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
     ("Boundary", "/admin/boundary", "system.configure", "Station"),

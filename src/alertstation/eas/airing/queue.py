@@ -39,6 +39,9 @@ from sqlalchemy import Connection, Engine, func, select
 from alertstation.db.engine import begin_write
 from alertstation.db.generations import GenerationCache, bump_generation
 from alertstation.eas.airing.tables import ORIGINS, eas_airing_outputs, eas_airing_queue
+from alertstation.eas.log import airing_kind, record_entry
+from alertstation.eas.log.record import REMOVED as LOG_REMOVED
+from alertstation.eas.log.record import STOPPED as LOG_STOPPED
 from alertstation.eas.plain import PlainLanguage
 from alertstation.eas.tables import eas_archive
 from alertstation.errors import Conflict, NotFound
@@ -158,6 +161,49 @@ def _item(row: Any, outputs: list[dict[str, Any]] | None = None) -> QueueItem:
     )
 
 
+def _log_end(
+    conn: Connection,
+    row: Any,
+    *,
+    state: str,
+    error: str | None,
+    now: datetime,
+    outputs: list[dict[str, Any]] | None = None,
+) -> None:
+    """Log an airing's end in the station log, in the transaction that records it; the plain
+    text is the one of this moment (see ``alertstation.eas.log``)."""
+    record_entry(
+        conn,
+        airing_kind(row.origin, row.header),
+        at=now,
+        source=row.origin,
+        header=row.header,
+        result=state,
+        by=row.aired_by,
+        details={
+            "queue_id": row.id,
+            "message_id": row.archive_id,
+            "archive_only": bool(row.archive_only),
+            "started_at": row.started_at,
+            "error": error,
+            "outputs": outputs or [],
+        },
+    )
+
+
+def _log_removed(conn: Connection, row: Any, *, by: str | None, now: datetime) -> None:
+    record_entry(
+        conn,
+        LOG_REMOVED,
+        at=now,
+        source=row.origin,
+        header=row.header,
+        result=REMOVED,
+        by=by,
+        details={"queue_id": row.id, "message_id": row.archive_id},
+    )
+
+
 def enqueue(
     conn: Connection, archive_id: int, origin: str, now: datetime, *, archive_only: bool = False
 ) -> int:
@@ -236,6 +282,13 @@ def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
                         error="expired: its purge time passed before it could air",
                     )
                 )
+                _log_end(
+                    conn,
+                    row,
+                    state=FAILED,
+                    error="expired: its purge time passed before it could air",
+                    now=now,
+                )
                 continue
             conn.execute(
                 eas_airing_queue.update()
@@ -278,11 +331,11 @@ def finish(
 ) -> None:
     """Record how an airing item ended and each output's result (``ok``, ``error``, times)."""
     with begin_write(engine) as conn:
-        conn.execute(
+        ended = conn.execute(
             eas_airing_queue.update()
             .where(_q.id == item_id, _q.state == AIRING)
             .values(state=state, finished_at=now, error=error)
-        )
+        ).rowcount
         started = dict(
             conn.execute(
                 select(_o.name, _o.id).where(_o.queue_id == item_id, _o.ended_at.is_(None))
@@ -313,6 +366,10 @@ def finish(
                 .where(_o.id == output_id)
                 .values(ok=False, ended_at=now, error=error or "no result")
             )
+        row = conn.execute(_items_query().where(_q.id == item_id)).first()
+        if ended and row is not None:
+            logged = _outputs_of(conn, [item_id])[item_id]
+            _log_end(conn, row, state=state, error=error, now=now, outputs=logged)
         bump_generation(conn, GENERATION)
 
 
@@ -335,14 +392,28 @@ def request_stop(
     row = conn.execute(_items_query().where(_q.state == AIRING).limit(1)).first()
     if row is None:
         raise Conflict("No message is on the air.", code="nothing_on_air")
-    conn.execute(
+    asked = conn.execute(
         eas_airing_queue.update()
         .where(_q.id == row.id, _q.stop_requested_at.is_(None))
         .values(stop_requested_at=now, stop_requested_by=by)
-    )
+    ).rowcount
+    if asked:
+        record_entry(
+            conn,
+            LOG_STOPPED,
+            at=now,
+            source=row.origin,
+            header=row.header,
+            result=STOPPED,
+            by=by,
+            details={"queue_id": row.id, "message_id": row.archive_id},
+        )
     removed: list[int] = []
     if clear_queue:
-        removed = list(conn.execute(select(_q.id).where(_q.state == QUEUED)).scalars())
+        queued = conn.execute(_items_query().where(_q.state == QUEUED).order_by(_q.id)).all()
+        removed = [item.id for item in queued]
+        for item in queued:
+            _log_removed(conn, item, by=by, now=now)
         if removed:
             conn.execute(
                 eas_airing_queue.update()
@@ -388,6 +459,7 @@ def remove(conn: Connection, item_id: int, *, by: str | None, now: datetime) -> 
         .where(_q.id == item_id)
         .values(state=REMOVED, finished_at=now, error=f"removed by {by}")
     )
+    _log_removed(conn, row, by=by, now=now)
     return _item(row)
 
 
@@ -397,7 +469,8 @@ def recover_interrupted(engine: Engine, now: datetime) -> list[int]:
     Call it only where no airing loop runs: when the worker that leads starts its loop.
     """
     with begin_write(engine) as conn:
-        ids = list(conn.execute(select(_q.id).where(_q.state == AIRING)).scalars())
+        rows = conn.execute(_items_query().where(_q.state == AIRING)).all()
+        ids = [row.id for row in rows]
         if ids:
             conn.execute(
                 eas_airing_queue.update()
@@ -409,6 +482,16 @@ def recover_interrupted(engine: Engine, now: datetime) -> list[int]:
                 .where(_o.queue_id.in_(ids), _o.ended_at.is_(None))
                 .values(ok=False, ended_at=now, error=INTERRUPTED)
             )
+            outputs = _outputs_of(conn, ids)
+            for row in rows:
+                _log_end(
+                    conn,
+                    row,
+                    state=INTERRUPTED,
+                    error=INTERRUPTED_ERROR,
+                    now=now,
+                    outputs=outputs[row.id],
+                )
             bump_generation(conn, GENERATION)
     return ids
 

@@ -33,6 +33,8 @@ from alertstation.eas.forward.config import MAX_AGE_LIMIT, get_forward_settings
 from alertstation.eas.forward.relay import air_received, recorded_audio
 from alertstation.eas.forward.rules import HOLD, Decision
 from alertstation.eas.forward.tables import eas_pending
+from alertstation.eas.log import record as station_log
+from alertstation.eas.log import record_entry
 from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
 from alertstation.same import SameHeader
@@ -96,7 +98,23 @@ def park(
             .where(_q.id == queue_id)
             .values(state=AWAITING, reason=f"awaiting approval ({decision.rule})")
         )
-    return int(result.inserted_primary_key[0])
+    item_id = int(result.inserted_primary_key[0])
+    record_entry(
+        conn,
+        station_log.HELD,
+        at=now,
+        source=source,
+        header=header,
+        result=decision.mode.mode,
+        details={
+            "pending_id": item_id,
+            "origin": origin,
+            "rule": decision.rule,
+            "hold_minutes": minutes,
+            "expires_at": expires_at,
+        },
+    )
+    return item_id
 
 
 def valid_until(header: SameHeader, now: datetime) -> datetime:
@@ -225,12 +243,39 @@ def _close(
             state=state, air_at=None if state == HELD else row.air_at, decided_by=by, decided_at=now
         )
     )
+    _log_decision(conn, row, state, by, now, reason)
     if state == FORWARDED:
         _requeue(conn, row.queue_id, now)
     elif state == WITHDRAWN:
         _skip(conn, row.queue_id, reason)
     elif state in (REJECTED, EXPIRED):
         _skip(conn, row.queue_id, f"{state} on the approval queue" + (f" by {by}" if by else ""))
+
+
+#: The station-log kind of each approval-queue decision (a withdrawn message never airs).
+_LOG_KINDS: Final[dict[str, str]] = {
+    HELD: station_log.HELD,
+    FORWARDED: station_log.APPROVED,
+    REJECTED: station_log.REJECTED,
+    EXPIRED: station_log.EXPIRED,
+    WITHDRAWN: station_log.REJECTED,
+}
+
+
+def _log_decision(
+    conn: Connection, row: Any, state: str, by: str | None, now: datetime, reason: str
+) -> None:
+    """Log a decision on a waiting message in the transaction that makes it."""
+    record_entry(
+        conn,
+        _LOG_KINDS[state],
+        at=now,
+        source=row.source,
+        header=row.header,
+        result=state,
+        by=by,
+        details={"pending_id": row.id, "origin": row.origin, "rule": row.rule, "reason": reason},
+    )
 
 
 def _air_relay(station: Station, row: Any, actor: Actor) -> None:
