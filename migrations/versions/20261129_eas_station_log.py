@@ -13,7 +13,7 @@ from alembic import op
 from alertstation.db.types import UTCDateTime
 
 revision: str = "20261129_eas_station_log"
-down_revision: str | None = "20261129_alert_code_states"
+down_revision: str | None = "20261129_alert_poll_source"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 
