@@ -23,6 +23,7 @@ from alertstation.eas import archive
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.airing import relays
 from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.announce import announcer
 from alertstation.eas.airing.outputs import AirControl, OutputError, load_message, play_all
 from alertstation.eas.airing.outputs.build import build_outputs
 from alertstation.eas.audio import render_eom
@@ -117,6 +118,7 @@ def _finish(
                 error=error,
                 outputs=results,
                 now=station.clock(),
+                on_end=announcer(station.settings.data_dir),
             )
             return
         except Exception:

@@ -30,6 +30,7 @@ makes at most once a second.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -275,10 +276,15 @@ def finish(
     error: str | None,
     outputs: dict[str, Any],
     now: datetime,
+    on_end: Callable[[Connection, QueueItem], None] | None = None,
 ) -> None:
-    """Record how an airing item ended and each output's result (``ok``, ``error``, times)."""
+    """Record how an airing item ended and each output's result (``ok``, ``error``, times).
+
+    ``on_end`` is called with the ended item in the same transaction (its notifications and
+    feed messages are written with the result or not at all).
+    """
     with begin_write(engine) as conn:
-        conn.execute(
+        ended = conn.execute(
             eas_airing_queue.update()
             .where(_q.id == item_id, _q.state == AIRING)
             .values(state=state, finished_at=now, error=error)
@@ -314,6 +320,9 @@ def finish(
                 .values(ok=False, ended_at=now, error=error or "no result")
             )
         bump_generation(conn, GENERATION)
+        if on_end is not None and ended.rowcount:
+            row = conn.execute(_items_query().where(_q.id == item_id)).one()
+            on_end(conn, _item(row, _outputs_of(conn, [item_id]).get(item_id, [])))
 
 
 def stop_requested(engine: Engine, item_id: int) -> bool:
