@@ -64,7 +64,7 @@ def tornado(now: datetime) -> Alert:
 
 
 def tone_wav(path: Path, seconds: float = 2.0, rate: int = 8000) -> Path:
-    samples = (0.3 * np.sin(2 * np.pi * 853 * np.arange(int(rate * seconds)) / rate) * 32767)
+    samples = 0.3 * np.sin(2 * np.pi * 853 * np.arange(int(rate * seconds)) / rate) * 32767
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
