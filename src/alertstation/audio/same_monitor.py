@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.service import get_alert_settings
@@ -50,6 +50,7 @@ from alertstation.eas.forward.config import get_forward_settings
 from alertstation.eas.forward.relay import RELAY_ACTOR, air_received, own_header
 from alertstation.eas.forward.rulebook import get_rule_book
 from alertstation.eas.forward.rules import AUTO, Subject, decide
+from alertstation.notifications import feeds
 from alertstation.same import NATIONAL_EVENTS, SameHeader
 
 log = logging.getLogger("alertstation.audio.same")
@@ -65,6 +66,11 @@ SETTINGS_SECONDS: Final[float] = 5.0
 #: What the decoder's refusal says of a header whose bursts agreed but which 11.31 refuses.
 EXACT_BUT_REFUSED: Final[str] = " identical bursts, but "
 _R = received_eas_messages.c
+
+
+def _source_name(conn: Connection, source_id: int) -> str:
+    name = conn.execute(select(audio_sources.c.name).where(audio_sources.c.id == source_id))
+    return str(name.scalar() or f"source {source_id}")
 
 
 def message_key(header: SameHeader) -> str:
@@ -196,8 +202,17 @@ class SameMonitor:
         if rejected.kind != "header" or EXACT_BUT_REFUSED not in rejected.reason:
             return  # bursts that disagree are noise, not a header the station refused
         text, _ = Counter(rejected.texts).most_common(1)[0]
+        now = self.station.clock()
         with begin_write(self.station.engine) as conn:
-            store_refused(conn, source_id, text, rejected.reason, self.station.clock())
+            store_refused(conn, source_id, text, rejected.reason, now)
+            feeds.queue_monitor(
+                conn,
+                source=_source_name(conn, source_id),
+                header=text,
+                status=feeds.REFUSED,
+                reason=rejected.reason,
+                received_at=now,
+            )
         log.warning("SAME header from source %s refused: %s (%s)", source_id, text, rejected.reason)
 
     def store(self, source_id: int, header: SameHeader, bursts: int) -> int:
@@ -224,6 +239,16 @@ class SameMonitor:
                 values["relay"] = f"not relayed: duplicate of received message {earlier.id}"
             row_id = conn.execute(insert(received_eas_messages).values(**values))
             message_id = int(row_id.inserted_primary_key[0])
+            feeds.queue_monitor(
+                conn,
+                source=_source_name(conn, source_id),
+                header=header.encode(),
+                status=feeds.DUPLICATE if earlier is not None else feeds.VALID,
+                reason=values.get("relay"),
+                received_at=now,
+                bursts=bursts,
+                message_id=message_id,
+            )
         log.warning(
             "SAME header received from source %s (%s bursts%s): %s",
             source_id,

@@ -29,12 +29,15 @@ from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
+from alertstation.eas.airing.queue import event_name
 from alertstation.eas.forward.config import MAX_AGE_LIMIT, get_forward_settings
 from alertstation.eas.forward.relay import air_received, recorded_audio
 from alertstation.eas.forward.rules import HOLD, Decision
 from alertstation.eas.forward.tables import eas_pending
 from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
+from alertstation.notifications import notify
+from alertstation.notifications.events import PENDING_APPROVAL
 from alertstation.same import SameHeader
 
 log = logging.getLogger("alertstation.eas")
@@ -96,7 +99,20 @@ def park(
             .where(_q.id == queue_id)
             .values(state=AWAITING, reason=f"awaiting approval ({decision.rule})")
         )
-    return int(result.inserted_primary_key[0])
+    item_id = int(result.inserted_primary_key[0])
+    waits = (
+        f"airs at {now + timedelta(minutes=minutes):%H:%M} UTC unless held or rejected"
+        if minutes
+        else "waits for an operator"
+    )
+    notify(
+        conn,
+        PENDING_APPROVAL,
+        subject=f"Awaiting approval: {event_name(header)} ({origin})",
+        body=f"{header}\nFrom {source}, rule {decision.rule}: {waits}.\nQueue item {item_id}.",
+        now=now,
+    )
+    return item_id
 
 
 def valid_until(header: SameHeader, now: datetime) -> datetime:
