@@ -284,8 +284,8 @@ def notify_expiry(conn: Connection, data_dir: Path, now: datetime) -> int | None
     return notify(
         conn,
         CERTIFICATE_EXPIRY,
-        subject=f"TLS certificate: {status.message()}",
-        body=f"{status.message()} Subject: {status.subject}. Upload a renewed certificate "
+        subject=f"TLS certificate: {status.message}",
+        body=f"{status.message} Subject: {status.subject}. Upload a renewed certificate "
         "on the settings page before it expires.",
         now=now,
         dedupe_key=f"certificate:{status.expires_at.isoformat()}:{days}",
