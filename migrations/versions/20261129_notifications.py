@@ -80,12 +80,7 @@ def upgrade() -> None:
             sa.ForeignKey("notifications.id", ondelete="CASCADE"),
             nullable=True,
         ),
-        sa.Column(
-            "channel_id",
-            sa.Integer(),
-            sa.ForeignKey("notification_channels.id", ondelete="SET NULL"),
-            nullable=True,
-        ),
+        sa.Column("channel_id", sa.Integer(), nullable=True),
         sa.Column("feed", sa.String(16), nullable=True),
         sa.Column("payload", sa.Text(), nullable=True),
         sa.Column("target", sa.String(80), nullable=False),

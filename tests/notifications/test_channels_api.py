@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import Connection, Engine, select
 
 from alertstation.audit.tables import audit_logs
+from alertstation.db.engine import begin_write
+from alertstation.notifications import delivery, notify, service
 from alertstation.notifications.tables import notification_channels, notification_deliveries
-from tests.support import StationHarness
+from alertstation.operations.backup.redaction import redacted_rows
+from tests.support import StationHarness, clear_tables
+
+NOW = datetime.now(UTC).replace(microsecond=0)
 
 SECRET = "tok-5b1c9e0f-secret"
 URL = f"ntfys://ops:{SECRET}@ntfy.example.org/station-alerts"
@@ -70,3 +76,29 @@ def test_channels_are_added_edited_tested_and_removed_without_showing_the_url(
     assert all(SECRET not in r.details and "ntfy.example.org" not in r.details for r in rows)
     updated = next(r for r in rows if r.action == "notifications.channel.updated")
     assert json.loads(updated.details)["fields"] == ["enabled", "events"]
+
+
+def test_an_operators_backup_leaves_the_channel_urls_out(conn: Connection) -> None:
+    body = {"name": "Duty phone", "url": URL, "events": ["aired"]}
+    service.create_channel(conn, service.check_channel(body, creating=True), by="t", now=NOW)
+    redacted = redacted_rows(conn)["notification_channels"]
+    (row,) = redacted["rows"]
+    assert row[redacted["columns"].index("url")] == ""
+    assert SECRET not in json.dumps(redacted) and "Duty phone" in json.dumps(redacted)
+
+
+def test_a_removed_channels_pending_delivery_fails_at_once(engine: Engine) -> None:
+    try:
+        with begin_write(engine) as conn:
+            body = {"name": "gone", "url": URL, "events": ["aired"]}
+            made = service.create_channel(
+                conn, service.check_channel(body, creating=True), by="t", now=NOW
+            )
+            notify(conn, "aired", subject="s", body="b", now=NOW)
+            service.delete_channel(conn, made["id"])
+        assert delivery.send_due(engine, clock=lambda: NOW).failed == 1
+        with engine.connect() as conn:
+            (row,) = conn.execute(select(notification_deliveries)).all()
+        assert (row.state, row.error, row.target) == ("failed", "the channel was removed", "gone")
+    finally:
+        clear_tables(engine)

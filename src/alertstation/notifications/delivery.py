@@ -67,7 +67,11 @@ _C = notification_channels.c
 
 
 class DeliveryError(Exception):
-    """One attempt failed; the message is safe to log (redacted)."""
+    """One attempt failed; the message is safe to log (redacted). ``final``: never retry."""
+
+    def __init__(self, message: str, *, final: bool = False) -> None:
+        super().__init__(message)
+        self.final = final
 
 
 @dataclass(frozen=True)
@@ -159,7 +163,9 @@ def _due(engine: Engine, now: datetime) -> list[Any]:
             _C.url,
         )  # fmt: skip
         .select_from(
-            notification_deliveries.outerjoin(notifications).outerjoin(notification_channels)
+            notification_deliveries.outerjoin(notifications).outerjoin(
+                notification_channels, _C.id == _D.channel_id
+            )
         )
         .where(_D.state == ev.PENDING, _D.next_attempt_at <= now)
         .order_by(_D.next_attempt_at, _D.id)
@@ -169,11 +175,13 @@ def _due(engine: Engine, now: datetime) -> list[Any]:
         return list(conn.execute(query).all())
 
 
-def _record(engine: Engine, row: Any, error: str | None, now: datetime) -> str:
+def _record(
+    engine: Engine, row: Any, error: str | None, now: datetime, *, final: bool = False
+) -> str:
     attempts = row.attempts + 1
     if error is None:
         values: dict[str, Any] = {"state": ev.SENT, "finished_at": now, "error": None}
-    elif attempts >= MAX_ATTEMPTS:
+    elif final or attempts >= MAX_ATTEMPTS:
         values = {"state": ev.DELIVERY_FAILED, "finished_at": now, "error": error}
     else:
         retry_at = now + timedelta(minutes=RETRY_MINUTES[attempts - 1])
@@ -205,7 +213,7 @@ def send_due(
     feed_settings: dict[str, Any] | None = None
     try:
         for row in rows:
-            error = None
+            error, final = None, False
             try:
                 if row.feed is not None:
                     if feed_settings is None:
@@ -213,17 +221,19 @@ def send_due(
                             feed_settings = decoder_feed_settings(conn)
                     feeds.send(client, feed_settings, row.feed, json.loads(row.payload), row.id)
                 elif row.url is None:
-                    raise DeliveryError("the channel was removed")
+                    raise DeliveryError("the channel was removed", final=True)
                 else:
                     _send_channel(row, row.url, send)
             except FetchError as ex:
                 error = ex.reason
-            except (DeliveryError, ValueError) as ex:
+            except DeliveryError as ex:
+                error, final = str(ex), ex.final
+            except ValueError as ex:
                 error = str(ex)
             except Exception as ex:  # noqa: BLE001 - one broken channel never stops the rest
                 error = f"{type(ex).__name__} while sending"
                 log.exception("notification delivery %s: unexpected failure", row.id)
-            state = _record(engine, row, error, clock())
+            state = _record(engine, row, error, clock(), final=final)
             counts[state] += 1
             if error is not None:
                 log.warning(

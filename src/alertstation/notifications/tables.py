@@ -70,12 +70,9 @@ notification_deliveries = Table(
         ForeignKey("notifications.id", ondelete="CASCADE"),
         nullable=True,
     ),
-    Column(
-        "channel_id",
-        Integer,
-        ForeignKey("notification_channels.id", ondelete="SET NULL"),
-        nullable=True,
-    ),
+    # No foreign key: a removed channel's deliveries keep their id (the log names the target),
+    # and an operator's backup, which leaves the channels out, restores without them.
+    Column("channel_id", Integer, nullable=True),
     Column("feed", String(16), nullable=True),
     Column("payload", Text, nullable=True),
     Column("target", String(80), nullable=False),
