@@ -19,11 +19,17 @@ from alertstation.audio.sources import SourceConfig, create_source
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import onair
 from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.decode import Rejected
 from alertstation.notifications import delivery, feeds, service
-from alertstation.notifications.tables import notification_deliveries, notifications
+from alertstation.notifications.tables import (
+    notification_channels,
+    notification_deliveries,
+    notifications,
+)
 from alertstation.same import SameHeader
 from alertstation.settings_admin import sections
+from alertstation.worker.jobs import JOBS
 from tests.eas.airing_support import queue_message, timed_aplay
 from tests.eas.test_airing import short_message
 from tests.notifications.receivers import http_receiver
@@ -146,3 +152,35 @@ def test_a_refused_feed_delivery_waits_a_minute_and_keeps_its_reason(
     (row,) = feed_rows(station)
     assert row.state == "pending" and row.error.startswith("HTTP 401")
     assert (row.next_attempt_at - station.clock()).total_seconds() == 60
+
+
+def test_a_message_airs_while_a_channel_holds_the_delivery_round(
+    station: StationHarness, alsa: None
+) -> None:
+    with http_receiver(delay=60.0) as hook:
+        with begin_write(station.engine) as conn:
+            body = {"name": "slow", "url": f"json://127.0.0.1:{hook.port}/", "events": ["aired"]}
+            service.create_channel(
+                conn, service.check_channel(body, creating=True), by="t", now=station.clock()
+            )
+            channel_id = conn.execute(select(notification_channels.c.id)).scalar_one()
+            service.send_test(conn, channel_id, by="t", now=station.clock())
+        job = next(job for job in JOBS if job.name == "notification-delivery")
+        job.run(station.app.station)  # starts the round in its own thread and returns
+        hook.wait_for(1)  # the channel now holds the round
+
+        queue_message(station.app.station, short_message(), origin="manual")
+        assert onair.run_once(station.app.station) is True  # airs without waiting
+        with station.engine.connect() as conn:
+            state = conn.execute(select(eas_airing_queue.c.state)).scalar_one()
+            aired = (
+                conn.execute(
+                    select(notification_deliveries.c.state).order_by(notification_deliveries.c.id)
+                )
+                .scalars()
+                .all()
+            )
+        assert state == "aired"
+        assert aired == ["pending", "pending"] and len(hook.seen) == 1
+        hook.release.set()
+        delivery.wait_for_delivery(60.0)
