@@ -21,6 +21,7 @@ from alertstation.eas.airing import onair
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.decode import Rejected
+from alertstation.errors import Invalid
 from alertstation.notifications import delivery, feeds, service
 from alertstation.notifications.tables import (
     notification_channels,
@@ -184,3 +185,20 @@ def test_a_message_airs_while_a_channel_holds_the_delivery_round(
         assert aired == ["pending", "pending"] and len(hook.seen) == 1
         hook.release.set()
         delivery.wait_for_delivery(60.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("endec_path", "../etc"), ("endec_path", "cap?x=1"), ("endec_user", "a:b")],
+)
+def test_bad_endec_fields_are_refused_naming_the_field(name: str, value: str) -> None:
+    with pytest.raises(Invalid) as refused:
+        sections.DECODER_FEED.fields[name].check(value, name)
+    assert refused.value.details["field"] == name
+
+
+def test_the_endec_address_is_built_from_host_port_path_and_tls() -> None:
+    settings = {"endec_host": "::1", "endec_port": 10000, "endec_path": "/cap/in", "endec_tls": 1}
+    assert feeds.endec_url(settings) == "https://[::1]:10000/cap/in"
+    settings = {"endec_host": "endec.local", "endec_port": 8080, "endec_path": ""}
+    assert feeds.endec_url(settings) == "http://endec.local:8080/"
