@@ -202,3 +202,20 @@ def test_the_endec_address_is_built_from_host_port_path_and_tls() -> None:
     assert feeds.endec_url(settings) == "https://[::1]:10000/cap/in"
     settings = {"endec_host": "endec.local", "endec_port": 8080, "endec_path": ""}
     assert feeds.endec_url(settings) == "http://endec.local:8080/"
+
+
+def test_a_message_whose_purge_time_passed_in_the_queue_notifies_failed(
+    station: StationHarness,
+) -> None:
+    with begin_write(station.engine) as conn:
+        body = {"name": "ops", "url": "json://127.0.0.1:9/", "events": ["failed", "aired"]}
+        service.create_channel(
+            conn, service.check_channel(body, creating=True), by="t", now=station.clock()
+        )
+    queue_message(station.app.station, short_message(), aired_by="ops")  # purge +0030
+    station.clock.advance(minutes=31)
+    assert onair.run_once(station.app.station) is False
+    with station.engine.connect() as conn:
+        (note,) = conn.execute(select(notifications)).all()
+    assert note.event == "failed" and note.audio_path is None
+    assert "expired: its purge time passed" in note.body

@@ -177,7 +177,9 @@ def run_once(
     each step of a Stop (``stop_recorded``, ``audio_cut:<output>``, ``eom_sent:<output>``,
     ``relays_released``).
     """
-    item = airing.claim_next(station.engine, station.clock())
+    item = airing.claim_next(
+        station.engine, station.clock(), on_end=announcer(station.settings.data_dir)
+    )
     station.airing.changed()
     if item is None:
         return False

@@ -210,12 +210,17 @@ def _expired(row: Any, now: datetime) -> bool:
     return delta is not None and row.enqueued_at + delta <= now
 
 
-def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
+def claim_next(
+    engine: Engine,
+    now: datetime,
+    on_end: Callable[[Connection, QueueItem], None] | None = None,
+) -> QueueItem | None:
     """Mark the oldest queued item airing and return it; None when idle or one is on the air.
 
     A national message (EAN, NPT) goes ahead of everything queued before it.
 
-    Queued items whose purge time passed before they could air are failed on the way.
+    Queued items whose purge time passed before they could air are failed on the way (each
+    handed to ``on_end`` in the same transaction, as ``finish`` does).
     """
     with engine.connect() as conn:  # the common idle case costs one cheap read, no write
         if conn.execute(select(_q.id).where(_q.state == QUEUED).limit(1)).first() is None:
@@ -237,6 +242,8 @@ def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
                         error="expired: its purge time passed before it could air",
                     )
                 )
+                if on_end is not None:
+                    on_end(conn, _item(conn.execute(_items_query().where(_q.id == row.id)).one()))
                 continue
             conn.execute(
                 eas_airing_queue.update()
