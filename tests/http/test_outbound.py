@@ -13,6 +13,7 @@ import pytest
 
 from alertstation.http.outbound import FetchError, Limits, OutboundClient, basic_auth, deadline
 from tests.audio.slow_upstream import MODES, slow_upstream
+from tests.notifications.receivers import http_receiver
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
 
@@ -222,3 +223,18 @@ def test_only_the_outbound_module_imports_an_http_client_library() -> None:
 def test_the_delivery_module_is_the_one_that_names_apprise() -> None:
     names = _named_modules(ast.parse(DELIVERY.read_text(), str(DELIVERY)))
     assert "apprise" in names
+
+
+def test_a_post_follows_no_redirect_and_a_refusal_names_no_url() -> None:
+    client = OutboundClient()
+    with http_receiver(status=200) as ok, http_receiver(status=302) as moved:
+        answer = client.post(
+            f"http://u:pw@127.0.0.1:{ok.port}/in", b"{}", Limits(), headers={"X-A": "1"}
+        )
+        assert answer.status == 200 and answer.body == b"ok"
+        (seen,) = ok.seen
+        assert seen.body == b"{}" and seen.headers["Authorization"] == basic_auth("u", "pw")
+        with pytest.raises(FetchError) as refused:
+            client.post(f"http://127.0.0.1:{moved.port}/secret-path", b"x", Limits())
+    assert refused.value.status == 302 and "secret-path" not in refused.value.reason
+    client.close()
