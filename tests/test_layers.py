@@ -50,6 +50,7 @@ LAYERS: Mapping[str, int] = {
     "audit": 4,
     # 5: accounts, the ban list and its detectors, the zone catalog, saved settings
     "auth": 5,
+    "notifications": 5,
     "security": 5,
     "settings_admin": 5,
     "zones": 5,
@@ -75,7 +76,18 @@ LAYERS: Mapping[str, int] = {
 
 #: Packages of the product's domains: they may never import these.
 DOMAINS = frozenset(
-    {"audit", "auth", "security", "zones", "settings_admin", "alerts", "traffic", "eas", "audio"}
+    {
+        "audit",
+        "auth",
+        "security",
+        "zones",
+        "settings_admin",
+        "notifications",
+        "alerts",
+        "traffic",
+        "eas",
+        "audio",
+    }
 )
 FORBIDDEN_FOR_DOMAINS = frozenset({"app", "cli", "worker"})
 

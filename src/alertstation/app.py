@@ -42,6 +42,7 @@ from alertstation.http.routing import (
     check_responders_declared,
 )
 from alertstation.http.templates import Templates
+from alertstation.notifications import routes as notifications_routes
 from alertstation.operations import routes as operations_routes
 from alertstation.operations.public import routes as public_routes
 from alertstation.security.autoban import routes as autoban_routes
@@ -88,6 +89,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     autoban_routes.routes,
     audio_routes.routes,
     traffic_routes.routes,
+    notifications_routes.routes,
     operations_routes.routes,
     public_routes.routes,
 )

@@ -272,6 +272,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from alertstation.app import build_station
     from alertstation.audio.monitor import start_monitor
     from alertstation.eas.airing.onair import start_airing
+    from alertstation.operations.certificate import EXPIRY_CHECK_INTERVAL, expiry_job
+    from alertstation.worker.jobs import JOBS, Job
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
 
@@ -289,7 +291,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         airing.append(start_monitor(station, stop))  # every audio source in its own thread
 
     try:
-        run_worker(station, stop, on_leader=on_leader)
+        # operations imports worker (backup, restore), so its job joins the list here.
+        jobs = (*JOBS, Job("certificate-expiry", EXPIRY_CHECK_INTERVAL, expiry_job))
+        run_worker(station, stop, jobs=jobs, on_leader=on_leader)
     finally:
         stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
         for thread in airing:

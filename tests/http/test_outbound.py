@@ -13,6 +13,7 @@ import pytest
 
 from alertstation.http.outbound import FetchError, Limits, OutboundClient, basic_auth, deadline
 from tests.audio.slow_upstream import MODES, slow_upstream
+from tests.notifications.receivers import http_receiver
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "alertstation"
 
@@ -173,20 +174,67 @@ def test_an_outer_deadline_bounds_several_requests_and_a_stalled_tls_handshake()
         quiet.close()
 
 
+#: Libraries that reach the network for notifications: only the delivery module names them.
+NOTIFY_MODULES = {"apprise", "smtplib"}
+#: The one other place allowed to reach the network: the worker's notification delivery.
+DELIVERY = SOURCE / "notifications" / "delivery.py"
+
+
+def _named_modules(tree: ast.AST) -> list[str]:
+    """Every module a file imports or names through ``lazy.module("…")``."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("module", "load")
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "lazy"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.append(str(node.args[0].value))
+    return names
+
+
 def test_only_the_outbound_module_imports_an_http_client_library() -> None:
     offenders = []
     for path in SOURCE.rglob("*.py"):
-        if path == SOURCE / "http" / "outbound.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
+        names = _named_modules(ast.parse(path.read_text(), str(path)))
+        if path != SOURCE / "http" / "outbound.py":
             offenders += [
                 f"{path.relative_to(SOURCE)}: {name}"
                 for name in names
                 if name in HTTP_CLIENT_MODULES or name.split(".")[0] in {"urllib3", "requests"}
             ]
+        if path != DELIVERY:
+            offenders += [
+                f"{path.relative_to(SOURCE)}: {name}"
+                for name in names
+                if name.split(".")[0] in NOTIFY_MODULES
+            ]
     assert offenders == []
+
+
+def test_the_delivery_module_is_the_one_that_names_apprise() -> None:
+    names = _named_modules(ast.parse(DELIVERY.read_text(), str(DELIVERY)))
+    assert "apprise" in names
+
+
+def test_a_post_follows_no_redirect_and_a_refusal_names_no_url() -> None:
+    client = OutboundClient()
+    with http_receiver(status=200) as ok, http_receiver(status=302) as moved:
+        answer = client.post(
+            f"http://u:pw@127.0.0.1:{ok.port}/in", b"{}", Limits(), headers={"X-A": "1"}
+        )
+        assert answer.status == 200 and answer.body == b"ok"
+        (seen,) = ok.seen
+        assert seen.body == b"{}" and seen.headers["Authorization"] == basic_auth("u", "pw")
+        with pytest.raises(FetchError) as refused:
+            client.post(f"http://127.0.0.1:{moved.port}/secret-path", b"x", Limits())
+    assert refused.value.status == 302 and "secret-path" not in refused.value.reason
+    client.close()

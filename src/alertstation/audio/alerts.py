@@ -17,9 +17,11 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, Row, delete, func, insert, select, update
 
-from alertstation.audio.tables import ERROR_WIDTH, audio_alerts
+from alertstation.audio.tables import ERROR_WIDTH, audio_alerts, audio_sources
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
+from alertstation.notifications import notify
+from alertstation.notifications.events import AUDIO_ALARM
 from alertstation.settings_admin.sections import retention_policy
 
 log = logging.getLogger(__name__)
@@ -28,6 +30,8 @@ log = logging.getLogger(__name__)
 PRUNE_INTERVAL: Final[float] = 3600.0
 
 KINDS = ("silence", "clipping", "source_down")
+#: The kinds that notify the ``audio_alarm`` channels (clipping stays in the app).
+ALARM_KINDS: Final[frozenset[str]] = frozenset({"silence", "source_down"})
 STATES = ("open", "resolved", "all")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 _A = audio_alerts.c
@@ -52,7 +56,27 @@ def open_alert(
     values = {"source_id": source_id, "kind": kind, "started_at": now}
     if detail:
         values["detail"] = detail[:ERROR_WIDTH]
-    return int(conn.execute(insert(audio_alerts).values(**values)).inserted_primary_key[0])
+    alert_id = int(conn.execute(insert(audio_alerts).values(**values)).inserted_primary_key[0])
+    if kind in ALARM_KINDS:
+        _notify_alarm(conn, source_id, kind, now, detail)
+    return alert_id
+
+
+def _notify_alarm(
+    conn: Connection, source_id: int, kind: str, now: datetime, detail: str | None
+) -> None:
+    """Write the ``audio_alarm`` notification of a silence or a source gone down."""
+    name = conn.execute(select(audio_sources.c.name).where(audio_sources.c.id == source_id))
+    source = name.scalar() or f"source {source_id}"
+    what = "is silent" if kind == "silence" else "is down"
+    notify(
+        conn,
+        AUDIO_ALARM,
+        subject=f"Audio alarm: {source} {what}",
+        body=f"The audio source {source} {what} since {now:%Y-%m-%d %H:%M:%S} UTC."
+        + (f"\n{detail}" if detail else ""),
+        now=now,
+    )
 
 
 def end_alert(conn: Connection, source_id: int, kind: str, now: datetime) -> int:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from alertstation.alerts.matching import GeocodeMatcher
 from alertstation.alerts.service import get_alert_settings
@@ -58,6 +58,7 @@ from alertstation.eas.forward.relay import RELAY_ACTOR, air_received, own_header
 from alertstation.eas.forward.rulebook import get_rule_book
 from alertstation.eas.forward.rules import AUTO, Subject, decide
 from alertstation.eas.log import received_kind, record_entry
+from alertstation.notifications import feeds
 from alertstation.same import NATIONAL_EVENTS, SameHeader
 
 log = logging.getLogger("alertstation.audio.same")
@@ -77,6 +78,11 @@ SETTINGS_SECONDS: Final[float] = 5.0
 #: What the decoder's refusal says of a header whose bursts agreed but which 11.31 refuses.
 EXACT_BUT_REFUSED: Final[str] = " identical bursts, but "
 _R = received_eas_messages.c
+
+
+def _source_name(conn: Connection, source_id: int) -> str:
+    name = conn.execute(select(audio_sources.c.name).where(audio_sources.c.id == source_id))
+    return str(name.scalar() or f"source {source_id}")
 
 
 def message_key(header: SameHeader) -> str:
@@ -286,8 +292,17 @@ class SameMonitor:
         if rejected.kind != "header" or EXACT_BUT_REFUSED not in rejected.reason:
             return  # bursts that disagree are noise, not a header the station refused
         text, _ = Counter(rejected.texts).most_common(1)[0]
+        now = self.station.clock()
         with begin_write(self.station.engine) as conn:
-            store_refused(conn, source_id, text, rejected.reason, self.station.clock())
+            store_refused(conn, source_id, text, rejected.reason, now)
+            feeds.queue_monitor(
+                conn,
+                source=_source_name(conn, source_id),
+                header=text,
+                status=feeds.REFUSED,
+                reason=rejected.reason,
+                received_at=now,
+            )
         log.warning("SAME header from source %s refused: %s (%s)", source_id, text, rejected.reason)
 
     def store(self, source_id: int, header: SameHeader, bursts: int) -> int:
@@ -326,6 +341,16 @@ class SameMonitor:
                     "received_id": message_id,
                     "duplicate_of": earlier.id if earlier is not None else None,
                 },
+            )
+            feeds.queue_monitor(
+                conn,
+                source=_source_name(conn, source_id),
+                header=header.encode(),
+                status=feeds.DUPLICATE if earlier is not None else feeds.VALID,
+                reason=values.get("relay"),
+                received_at=now,
+                bursts=bursts,
+                message_id=message_id,
             )
         log.warning(
             "SAME header received from source %s (%s bursts%s): %s",

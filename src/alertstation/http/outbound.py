@@ -1,6 +1,7 @@
 """The station's one outbound HTTP client (urllib3): every request the station makes goes here.
 
-Used by the alert poller, the zone downloader and the audio sources. What it guarantees:
+Used by the alert poller, the zone downloader, the audio sources and the decoder-monitor
+and ENDEC feeds (``post``). What it guarantees:
 
 * separate connect and read timeouts, and a deadline on the whole transfer, so a server that
   trickles one byte at a time cannot hold a caller: when the deadline passes, a timer shuts the
@@ -362,6 +363,67 @@ class OutboundClient:
                 last_modified=response.headers.get("Last-Modified"),
                 url=getattr(response, "url", None) or url,
             )
+
+    def post(
+        self,
+        url: str,
+        body: bytes,
+        limits: Limits,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fetched:
+        """POST ``body`` to ``url``: 2xx → the answer within the limits, otherwise FetchError.
+
+        A redirect is not followed (the body would have to be sent again somewhere else): it
+        is an error like any other status outside 2xx.
+        """
+        started = time.monotonic()
+        target, auth = split_credentials(url)
+        sent = {"User-Agent": self.user_agent, **(headers or {})}
+        if auth and "Authorization" not in sent:
+            sent["Authorization"] = auth
+        with deadline(limits.deadline) as ending:
+            try:
+                response = self._pool.request(
+                    "POST",
+                    target,
+                    body=body,
+                    headers=sent,
+                    timeout=urllib3.Timeout(
+                        connect=limits.connect_timeout, read=limits.read_timeout
+                    ),
+                    retries=urllib3.Retry(
+                        total=None, connect=0, read=0, status=0, other=0, redirect=False
+                    ),
+                    redirect=False,
+                    preload_content=False,
+                    decode_content=True,
+                    enforce_content_length=False,
+                )
+            except u3.HTTPError as ex:
+                raise (
+                    ending.error() if ending.expired else FetchError(describe_error(ex, limits))
+                ) from None
+            try:
+                status = int(response.status)
+                if not 200 <= status < 300:
+                    reason = getattr(response, "reason", "") or ""
+                    raise FetchError(
+                        f"HTTP {status} {reason}".strip(),
+                        status=status,
+                        retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                    )
+                answer = read_limited(response, limits, started)
+                if ending.expired:
+                    raise ending.error(status)
+            except BaseException:
+                response.close()
+                raise
+            finally:
+                response.release_conn()
+        return Fetched(
+            status, answer, content_type=response.headers.get("Content-Type"), url=target
+        )
 
     def _follow(
         self,

@@ -38,6 +38,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Boundary", "/admin/boundary", "system.configure", "Station"),
     ("Audio sources", "/audio", "receivers.configure", "Station"),
     ("Audio alerts", "/audio/alerts", "system.view_config", "Station"),
+    ("Notifications", "/notifications", "system.view_config", "Station"),
     ("Settings", "/admin/settings", "system.view_config", "Station"),
     ("Environment", "/admin/environment", "system.view_config", "Station"),
     ("Logs", "/logs", "system.view_config", "Station"),

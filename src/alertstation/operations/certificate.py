@@ -23,9 +23,14 @@ from typing import Any, Final
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
+from sqlalchemy import Connection
 
+from alertstation.context import Station
+from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.uploads import staging_folder
+from alertstation.notifications import notify
+from alertstation.notifications.events import CERTIFICATE_EXPIRY
 
 WARN_DAYS: Final[int] = 14
 TLS_DIR: Final[str] = "tls"
@@ -254,3 +259,40 @@ def certificate_status(data_dir: Path, now: datetime) -> CertificateStatus | Non
         warning=left <= timedelta(days=WARN_DAYS),
         expired=left <= timedelta(0),
     )
+
+
+#: Days ahead of expiry at which the ``certificate_expiry`` channels are told, once each.
+NOTIFY_DAYS: Final[tuple[int, ...]] = (14, 3)
+#: How often the worker checks the installed certificate, in seconds.
+EXPIRY_CHECK_INTERVAL: Final[float] = 3600.0
+
+
+def notify_expiry(conn: Connection, data_dir: Path, now: datetime) -> int | None:
+    """Write a ``certificate_expiry`` notification 14 and 3 days ahead (once each); return it.
+
+    The tightest threshold reached speaks: a station started 2 days before expiry is told once,
+    of the 3-day mark. Each threshold of one certificate notifies once (its dedupe key names
+    the certificate's expiry).
+    """
+    status = certificate_status(data_dir, now)
+    if status is None:
+        return None
+    reached = [days for days in NOTIFY_DAYS if status.expires_at - now <= timedelta(days=days)]
+    if not reached:
+        return None
+    days = min(reached)
+    return notify(
+        conn,
+        CERTIFICATE_EXPIRY,
+        subject=f"TLS certificate: {status.message}",
+        body=f"{status.message} Subject: {status.subject}. Upload a renewed certificate "
+        "on the settings page before it expires.",
+        now=now,
+        dedupe_key=f"certificate:{status.expires_at.isoformat()}:{days}",
+    )
+
+
+def expiry_job(station: Station) -> None:
+    """The worker's job: notify of the installed certificate's coming expiry."""
+    with begin_write(station.engine) as conn:
+        notify_expiry(conn, station.settings.data_dir, station.clock())

@@ -116,6 +116,26 @@ def _url(value: Any, name: str) -> str:
     return value
 
 
+_PATH = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@%/-]{0,200}$")
+_USER = re.compile(r"^[^\s:]{0,64}$")
+
+
+def _endec_path(value: Any, name: str) -> str:
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or not _PATH.match(value.strip()) or ".." in value:
+        raise Invalid(f"{name}: a URL path such as /cap/ingest (no query, no '..')", field=name)
+    return value.strip().lstrip("/")
+
+
+def _endec_user(value: Any, name: str) -> str:
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or not _USER.match(value):
+        raise Invalid(f"{name}: up to 64 characters, no spaces or colons", field=name)
+    return value
+
+
 def _secret(value: Any, name: str) -> str:
     if not isinstance(value, str) or len(value) > 255 or not _PRINTABLE.match(value):
         raise Invalid(
@@ -222,6 +242,9 @@ DECODER_FEED = Section(
         "endec_enabled": Field(check_bool, False),
         "endec_host": Field(_optional_host, ""),
         "endec_port": Field(_int(1, 65535), 10000),
+        "endec_path": Field(_endec_path, ""),
+        "endec_tls": Field(check_bool, False),
+        "endec_user": Field(_endec_user, ""),
         "endec_password": Field(_secret, "", secret=True),
     },
     validate=_decoder_feed_rules,

@@ -11,11 +11,17 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import socket
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 from sqlalchemy import Connection, Engine, text
+
+from alertstation.db.engine import begin_write
+from alertstation.notifications import notify
+from alertstation.notifications.events import WORKER_CHANGE
 
 log = logging.getLogger("alertstation.worker")
 
@@ -149,3 +155,23 @@ def wait_for_leadership(
             announced = True
         stop.wait(poll_seconds)
     return False
+
+
+def announce_leadership(engine: Engine, now: datetime) -> None:
+    """Write the ``worker_change`` notification of this process becoming the leader.
+
+    A failure is logged, never raised: telling the channels must not stop the worker leading.
+    """
+    host, pid = socket.gethostname(), os.getpid()
+    try:
+        with begin_write(engine) as conn:
+            notify(
+                conn,
+                WORKER_CHANGE,
+                subject=f"Worker leader: {host} (pid {pid})",
+                body=f"The worker on {host} (pid {pid}) became the leader at "
+                f"{now:%Y-%m-%d %H:%M:%S} UTC: it runs the station's jobs and airs messages.",
+                now=now,
+            )
+    except Exception:
+        log.exception("the leader change could not be written as a notification")

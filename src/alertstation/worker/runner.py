@@ -12,6 +12,7 @@ from alertstation.worker.jobs import JOBS, Job
 from alertstation.worker.leader import (
     AdvisoryLeaderLock,
     FileLeaderLock,
+    announce_leadership,
     leader_lock_for,
     wait_for_leadership,
 )
@@ -54,6 +55,7 @@ def run_worker(
     lock = lock or leader_lock_for(station.engine, station.settings.data_dir)
     if not wait_for_leadership(lock, stop):
         return
+    announce_leadership(station.engine, station.clock())
     if on_leader:
         on_leader()
     next_run: dict[str, float] = {}

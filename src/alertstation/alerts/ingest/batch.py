@@ -67,6 +67,9 @@ from alertstation.alerts.tables import (
 from alertstation.alerts.tables import eas_forward_queue as _queue
 from alertstation.db.generations import touch_generation
 from alertstation.db.types import utcnow
+from alertstation.notifications import notify
+from alertstation.notifications.events import ALERT_IN_AREA
+from alertstation.notifications.service import has_subscribers
 
 SKIP_REASON = "event ended before it aired"
 _ID_BASE = 1 << 62  # provisional ids of new alerts: above every stored id, in arrival order
@@ -659,6 +662,7 @@ def ingest_batch(
         for alert, ids in zip(alerts, document_codes(alerts), strict=True)
     ]
     real = batch.write()
+    _notify_in_area(conn, alerts, [(d[0], d[4]) for d in done], now)
     # A message's final state may differ from the one at its turn (a later one of the batch
     # ended it); the result reports the state at its turn, as one message per batch would.
     return [
@@ -672,6 +676,34 @@ def ingest_batch(
         )
         for alert, (outcome, alert_id, state, queued, in_area) in zip(alerts, done, strict=True)
     ]
+
+
+def _notify_in_area(
+    conn: Connection, alerts: Sequence[Alert], done: Sequence[tuple[str, bool]], now: datetime
+) -> None:
+    """Write an ``alert_in_area`` notification for each new in-area alert of the batch."""
+    fresh = [
+        alert
+        for alert, (outcome, in_area) in zip(alerts, done, strict=True)
+        if outcome == "stored" and in_area and alert.msg_type != "Cancel"
+    ]
+    if not fresh or not has_subscribers(conn, ALERT_IN_AREA):
+        return
+    for alert in fresh:
+        name = alert.event or alert.event_code or "Alert"
+        lines = [alert.headline or name, f"Area: {alert.area_desc or ', '.join(alert.same_codes)}"]
+        if alert.expires is not None:
+            lines.append(f"Expires: {alert.expires.isoformat()}")
+        lines += [text for text in (alert.description, alert.instruction) if text]
+        lines.append(f"Sender: {alert.sender_name or alert.sender} ({alert.identifier})")
+        notify(
+            conn,
+            ALERT_IN_AREA,
+            subject=f"{name} in your area",
+            body="\n\n".join(lines),
+            now=now,
+            dedupe_key=f"alert:{alert.sender}:{alert.identifier}"[:200],
+        )
 
 
 def ingest_alert(

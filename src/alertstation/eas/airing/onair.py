@@ -28,6 +28,7 @@ from alertstation.eas import archive
 from alertstation.eas.airing import live, relays
 from alertstation.eas.airing import queue as airing
 from alertstation.eas.airing import settings as settings_airing
+from alertstation.eas.airing.announce import announcer
 from alertstation.eas.airing.outputs import (
     AirControl,
     LiveMessage,
@@ -150,6 +151,7 @@ def _finish(
                 error=error,
                 outputs=results,
                 now=station.clock(),
+                on_end=announcer(station.settings.data_dir),
             )
             return
         except Exception:
@@ -208,7 +210,9 @@ def run_once(
     each step of a Stop (``stop_recorded``, ``audio_cut:<output>``, ``eom_sent:<output>``,
     ``relays_released``).
     """
-    item = airing.claim_next(station.engine, station.clock())
+    item = airing.claim_next(
+        station.engine, station.clock(), on_end=announcer(station.settings.data_dir)
+    )
     station.airing.changed()
     if item is None:
         return False

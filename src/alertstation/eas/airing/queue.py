@@ -30,6 +30,7 @@ makes at most once a second.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -255,12 +256,17 @@ def _expired(row: Any, now: datetime) -> bool:
     return delta is not None and row.enqueued_at + delta <= now
 
 
-def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
+def claim_next(
+    engine: Engine,
+    now: datetime,
+    on_end: Callable[[Connection, QueueItem], None] | None = None,
+) -> QueueItem | None:
     """Mark the oldest queued item airing and return it; None when idle or one is on the air.
 
     A national message (EAN, NPT) goes ahead of everything queued before it.
 
-    Queued items whose purge time passed before they could air are failed on the way.
+    Queued items whose purge time passed before they could air are failed on the way (each
+    handed to ``on_end`` in the same transaction, as ``finish`` does).
     """
     with engine.connect() as conn:  # the common idle case costs one cheap read, no write
         if conn.execute(select(_q.id).where(_q.state == QUEUED).limit(1)).first() is None:
@@ -289,6 +295,8 @@ def claim_next(engine: Engine, now: datetime) -> QueueItem | None:
                     error="expired: its purge time passed before it could air",
                     now=now,
                 )
+                if on_end is not None:
+                    on_end(conn, _item(conn.execute(_items_query().where(_q.id == row.id)).one()))
                 continue
             conn.execute(
                 eas_airing_queue.update()
@@ -328,8 +336,13 @@ def finish(
     error: str | None,
     outputs: dict[str, Any],
     now: datetime,
+    on_end: Callable[[Connection, QueueItem], None] | None = None,
 ) -> None:
-    """Record how an airing item ended and each output's result (``ok``, ``error``, times)."""
+    """Record how an airing item ended and each output's result (``ok``, ``error``, times).
+
+    ``on_end`` is called with the ended item in the same transaction (its notifications and
+    feed messages are written with the result or not at all).
+    """
     with begin_write(engine) as conn:
         ended = conn.execute(
             eas_airing_queue.update()
@@ -370,6 +383,8 @@ def finish(
         if ended and row is not None:
             logged = _outputs_of(conn, [item_id])[item_id]
             _log_end(conn, row, state=state, error=error, now=now, outputs=logged)
+            if on_end is not None:
+                on_end(conn, _item(row, logged))
         bump_generation(conn, GENERATION)
 
 

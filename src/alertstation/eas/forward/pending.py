@@ -29,6 +29,7 @@ from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
+from alertstation.eas.airing.queue import event_name
 from alertstation.eas.forward.config import MAX_AGE_LIMIT, get_forward_settings
 from alertstation.eas.forward.relay import air_received, recorded_audio
 from alertstation.eas.forward.rules import HOLD, Decision
@@ -37,6 +38,8 @@ from alertstation.eas.log import record as station_log
 from alertstation.eas.log import record_entry
 from alertstation.eas.plain import PlainLanguage
 from alertstation.errors import Conflict, NotFound
+from alertstation.notifications import notify
+from alertstation.notifications.events import PENDING_APPROVAL
 from alertstation.same import SameHeader
 
 log = logging.getLogger("alertstation.eas")
@@ -113,6 +116,18 @@ def park(
             "hold_minutes": minutes,
             "expires_at": expires_at,
         },
+    )
+    waits = (
+        f"airs at {now + timedelta(minutes=minutes):%H:%M} UTC unless held or rejected"
+        if minutes
+        else "waits for an operator"
+    )
+    notify(
+        conn,
+        PENDING_APPROVAL,
+        subject=f"Awaiting approval: {event_name(header)} ({origin})",
+        body=f"{header}\nFrom {source}, rule {decision.rule}: {waits}.\nQueue item {item_id}.",
+        now=now,
     )
     return item_id
 

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, inspect, text
 LEFT_OUT: Final[tuple[str, ...]] = (
     "password hashes",
     "session tokens",
-    "stored secrets (stream, Icecast and decoder-feed credentials)",
+    "stored secrets (stream, Icecast and decoder-feed credentials, notification channel URLs)",
 )
 ACCOUNT_TABLES: Final[tuple[str, ...]] = ("users", "admin_sessions")
 NO_PASSWORD: Final[str] = ""
@@ -36,6 +36,7 @@ class SecretColumns:
     key: str
     origin: tuple[str, ...]
     secrets: tuple[str, ...]
+    blank: Any = None  # what a redacted secret becomes ("" for a column that is NOT NULL)
 
 
 SECRET_COLUMNS: Final[tuple[SecretColumns, ...]] = (
@@ -46,6 +47,9 @@ SECRET_COLUMNS: Final[tuple[SecretColumns, ...]] = (
         ("icecast_host", "icecast_port", "icecast_tls"),
         ("icecast_password",),
     ),
+    # A channel's whole apprise URL is its secret; a restored channel of the same name keeps
+    # the station's own URL, another one is left blank (its deliveries fail until it is set).
+    SecretColumns("notification_channels", "id", ("name",), ("url",), blank=""),
 )
 # Secrets inside the JSON ``data`` of an ``operations_settings`` section: field -> its origin.
 SETTINGS_SECRETS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
@@ -100,7 +104,7 @@ def redacted_rows(conn: Connection) -> dict[str, dict[str, Any]]:
         else:
             spec = next(s for s in SECRET_COLUMNS if s.table == table)
             drop = {columns.index(name) for name in spec.secrets}
-            rows = [[None if n in drop else v for n, v in enumerate(row)] for row in rows]
+            rows = [[spec.blank if n in drop else v for n, v in enumerate(row)] for row in rows]
         out[table] = {"columns": columns, "rows": rows}
     return out
 
