@@ -13,6 +13,7 @@ import alertstation.db.tables  # noqa: F401
 import alertstation.eas.airing.tables  # noqa: F401
 import alertstation.eas.forward.tables  # noqa: F401
 import alertstation.eas.tables  # noqa: F401
+import alertstation.operations.compliance.tables  # noqa: F401
 import alertstation.operations.tables  # noqa: F401
 import alertstation.security.autoban.tables  # noqa: F401
 import alertstation.security.bans.tables  # noqa: F401

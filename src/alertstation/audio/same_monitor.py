@@ -50,7 +50,7 @@ from alertstation.eas.forward.config import get_forward_settings
 from alertstation.eas.forward.relay import RELAY_ACTOR, air_received, own_header
 from alertstation.eas.forward.rulebook import get_rule_book
 from alertstation.eas.forward.rules import AUTO, Subject, decide
-from alertstation.same import NATIONAL_EVENTS, SameHeader
+from alertstation.same import NATIONAL_EVENTS, SameHeader, message_key
 
 log = logging.getLogger("alertstation.audio.same")
 
@@ -65,12 +65,6 @@ SETTINGS_SECONDS: Final[float] = 5.0
 #: What the decoder's refusal says of a header whose bursts agreed but which 11.31 refuses.
 EXACT_BUT_REFUSED: Final[str] = " identical bursts, but "
 _R = received_eas_messages.c
-
-
-def message_key(header: SameHeader) -> str:
-    """Return what makes two headers the same message: everything but the station id."""
-    locations = "-".join(header.locations)
-    return f"ZCZC-{header.org}-{header.event}-{locations}+{header.purge_code}-{header.issued_code}"
 
 
 @dataclass
