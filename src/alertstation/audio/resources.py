@@ -180,10 +180,11 @@ class SourceItem:
         now = station.clock()
         with begin_write(station.engine) as conn:
             row = _get(conn, source_id, self._kind)
+            before = SourceConfig.from_row(row)
             try:
                 config = read_config(
                     body,
-                    SourceConfig.from_row(row),
+                    before,
                     allowlist=station.settings.receiver_allowlist,
                     capture_devices=hardware_settings(conn)["capture_devices"],
                 )
@@ -200,6 +201,8 @@ class SourceItem:
                     config.name,
                     changed,
                     command=config.command if "command" in changed else None,
+                    before=before,
+                    after=config,
                 )
             row = get_source(conn, source_id)
         resp.media = {**source_as_dict(row), "changed": changed}
@@ -543,6 +546,7 @@ class SettingsResource:
         body = json_object(req)
         actor = Actor.from_request(req)
         with begin_write(station.engine) as conn:
+            before = get_audio_settings(conn)
             try:
                 saved, changed = save_audio_settings(
                     conn, body, by=actor.username, now=station.clock()
@@ -550,12 +554,14 @@ class SettingsResource:
             except AudioSettingsError as ex:
                 raise ex.as_app_error() from None
             if changed:
-                station.ledger.record_or_refuse(
+                station.ledger.record_config_update(
                     conn,
                     actor,
-                    CONFIG_UPDATED,
-                    target="audio_settings",
-                    details={"fields": changed},
+                    "audio_settings",
+                    changed,
+                    refuse=True,
+                    before=before.as_dict(),
+                    after=saved.as_dict(),
                 )
         resp.media = {**saved.as_dict(), "changed": changed}
 

@@ -75,6 +75,15 @@ def _policy_dict(policy: PasswordPolicy) -> dict[str, Any]:
     }
 
 
+def _snapshot(conn: Any, spec: store.Section, *, with_extra: bool) -> dict[str, Any]:
+    """Return one section's values as shown (secrets as ``*_set``), for the audit's diff."""
+    shown = store.load(conn, spec).public()
+    if with_extra:
+        shown.update(_policy_dict(load_policy(conn)))
+        shown[TRAFFIC_RETENTION] = load_traffic_settings(conn).retention_days
+    return shown
+
+
 def settings_snapshot(station: Station) -> dict[str, Any]:
     """Return every section as the page and the API show it (secrets as ``*_set`` flags)."""
     with station.engine.connect() as conn:
@@ -140,6 +149,7 @@ class SettingsSection:
         extra = APPLICATION_EXTRA if spec is store.APPLICATION else ()
         now = station.clock()
         with begin_write(station.engine) as conn:
+            before = _snapshot(conn, spec, with_extra=bool(extra))
             changed: list[str] = []
             policy = None
             traffic_days = None
@@ -168,7 +178,14 @@ class SettingsSection:
                 )
                 changed += [TRAFFIC_RETENTION] if traffic_changed else []
             changed.sort()
-            station.ledger.record_config_update(conn, actor, audit_section(spec.name), changed)
+            station.ledger.record_config_update(
+                conn,
+                actor,
+                audit_section(spec.name),
+                changed,
+                before=before,
+                after=_snapshot(conn, spec, with_extra=bool(extra)),
+            )
             traffic = load_traffic_settings(conn) if extra else None
         shown = values.public()
         if policy is not None:

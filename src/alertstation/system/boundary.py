@@ -172,7 +172,14 @@ class BoundaryApi:
             before = get_alert_settings(conn).match_polygons
             set_alert_settings(conn, match_polygons=value)
             changed = ["match_polygons"] if before != value else []
-            station.ledger.record_config_update(conn, Actor.from_request(req), SECTION, changed)
+            station.ledger.record_config_update(
+                conn,
+                Actor.from_request(req),
+                SECTION,
+                changed,
+                before={"match_polygons": before},
+                after={"match_polygons": value},
+            )
         resp.media = {"match_polygons": value, "changed": changed}
 
 

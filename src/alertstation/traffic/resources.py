@@ -47,9 +47,15 @@ class TrafficSettingsResource:
         body = json_object(req)
         station = self._station
         with begin_write(station.engine) as conn:
+            before = settings.load_settings(conn)
             saved, changed = settings.save_settings(conn, body, station.clock())
             station.ledger.record_config_update(
-                conn, Actor.from_request(req), settings.SECTION, changed
+                conn,
+                Actor.from_request(req),
+                settings.SECTION,
+                changed,
+                before=before.as_dict(),
+                after=saved.as_dict(),
             )
         settings.settings_cache_for(station.engine).clear()
         resp.media = {"settings": saved.as_dict(), "changed": changed}

@@ -63,5 +63,7 @@ class ComplianceSettingsResource:
             )
             old, new = before.as_dict(), after.as_dict()
             changed = sorted(name for name in new if old[name] != new[name])
-            station.ledger.record_config_update(conn, actor, SECTION, changed, propagate=True)
+            station.ledger.record_config_update(
+                conn, actor, SECTION, changed, propagate=True, before=old, after=new
+            )
         resp.media = {"settings": after.as_dict(), "changed": changed}
