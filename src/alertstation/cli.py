@@ -272,6 +272,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from alertstation.app import build_station
     from alertstation.audio.monitor import start_monitor
     from alertstation.eas.airing.onair import start_airing
+    from alertstation.operations.compliance.service import COMPLIANCE_JOB
+    from alertstation.worker.jobs import JOBS
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
 
@@ -289,7 +291,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         airing.append(start_monitor(station, stop))  # every audio source in its own thread
 
     try:
-        run_worker(station, stop, on_leader=on_leader)
+        run_worker(station, stop, jobs=(*JOBS, COMPLIANCE_JOB), on_leader=on_leader)
     finally:
         stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
         for thread in airing:

@@ -1,4 +1,9 @@
-"""Periodic jobs the leader runs. Later domains add theirs to ``JOBS``."""
+"""Periodic jobs the leader runs. Later domains add theirs to ``JOBS``.
+
+A package of this layer that imports the worker (``operations`` reads its heartbeat) cannot be
+imported here without a cycle: its job (``operations.compliance.service.COMPLIANCE_JOB``) is
+added to ``JOBS`` by the worker command (``alertstation worker``).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +21,6 @@ from alertstation.audio.archive import prune_job as audio_archive_prune_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
 from alertstation.eas.forward.service import forward_job, rwt_job
-from alertstation.operations.compliance.service import INTERVAL as COMPLIANCE_INTERVAL
-from alertstation.operations.compliance.service import compliance_job
 from alertstation.security.autoban.detectors import autoban_job
 from alertstation.security.bans.service import deactivate_expired_job
 from alertstation.security.hostban.service import heal_job
@@ -62,7 +65,6 @@ JOBS: tuple[Job, ...] = (
     Job("alert-poll", 5.0, poll_job),
     Job("eas-forward", 5.0, forward_job),
     Job("eas-rwt", 30.0, rwt_job),
-    Job("eas-compliance", COMPLIANCE_INTERVAL, compliance_job),
     Job("security-autoban", 300.0, autoban_job),
     Job("stale-upload-sweep", upload_sweep.INTERVAL, upload_sweep.sweep_job),
     Job("traffic-maintenance", TRAFFIC_INTERVAL, traffic_job),

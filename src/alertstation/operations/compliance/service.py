@@ -31,6 +31,7 @@ from alertstation.operations.compliance.alarms import (
 from alertstation.operations.compliance.deadlines import AIRED, recent_deadlines
 from alertstation.operations.compliance.settings import assignments, get_compliance_settings
 from alertstation.same import SameHeader, message_key
+from alertstation.worker.jobs import Job
 
 log = logging.getLogger("alertstation.operations.compliance")
 
@@ -56,6 +57,10 @@ def run_compliance(station: Station) -> Evaluation:
 def compliance_job(station: Station) -> None:
     """The worker job: :func:`run_compliance`."""
     run_compliance(station)
+
+
+#: The worker's job (added to ``worker.jobs.JOBS`` by the worker command).
+COMPLIANCE_JOB: Final[Job] = Job("eas-compliance", INTERVAL, compliance_job)
 
 
 def _iso(moment: datetime | None) -> str | None:
