@@ -1,4 +1,4 @@
-"""Audio settings over HTTP on both backends: defaults, checks, audit with field names only."""
+"""Audio settings over HTTP on both backends: defaults, checks, audit with old and new values."""
 
 from __future__ import annotations
 

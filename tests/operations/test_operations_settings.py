@@ -1,4 +1,4 @@
-"""Operations settings: each section saves, audits field names only and never shows a secret."""
+"""Operations settings: each section saves, audits old and new values and never a secret."""
 
 from __future__ import annotations
 

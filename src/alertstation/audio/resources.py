@@ -1,6 +1,7 @@
 """Audio source and radio receiver routes: CRUD, restart, the stream test and diagnostics.
 
-Every change writes ``config.updated`` (target ``audio``) with field names only, in the same
+Every change writes ``config.updated`` (target ``audio``) with the changed field names (and an
+edit's old → new values, never a secret's: ``audit.changes``), in the same
 write transaction as the change, with ``propagate=True``: when the audit write fails nothing
 changes. No answer carries a password or raw authorization header. Routes are declared in
 ``alertstation.audio.routes``.
@@ -532,7 +533,7 @@ class ArchiveSegment:
 
 
 class SettingsResource:
-    """GET /api/audio/settings; PUT changes any fields (``config.updated``, names only)."""
+    """GET /api/audio/settings; PUT changes any fields (``config.updated``, with values)."""
 
     def __init__(self, station: Station) -> None:
         self._station = station

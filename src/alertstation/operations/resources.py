@@ -1,7 +1,8 @@
 """HTTP resources of the operations settings page and its API.
 
-Every save records ``config.updated`` in the same transaction with the changed field names only,
-so secrets (the ENDEC password, the monitor token, the private key) appear as names at most.
+Every save records ``config.updated`` in the same transaction with the changed field names and
+the old → new values of those that are not secrets, so secrets (the ENDEC password, the monitor
+token, the private key) appear as names at most.
 Responses carry ``<name>_set`` flags in place of secret values.
 """
 
@@ -136,7 +137,7 @@ def _policy_from(body: dict[str, Any], current: PasswordPolicy) -> PasswordPolic
 
 
 class SettingsSection:
-    """PUT /api/settings/{section}: save one section, audited with field names only."""
+    """PUT /api/settings/{section}: save one section, audited with names and non-secret values."""
 
     def __init__(self, station: Station) -> None:
         self._station = station

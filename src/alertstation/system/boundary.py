@@ -1,7 +1,8 @@
 """The station boundary page and API: upload a GeoJSON area, preview it, clear it, recalculate.
 
 Every change re-evaluates the stored alerts against the boundary in the same transaction and
-writes ``config.updated`` (section ``boundary``) with the changed field names only.
+writes ``config.updated`` (section ``boundary``) with the changed field names (the boundary
+itself by name only; ``match_polygons`` with its old and new value).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ class TrafficSettingsResource:
     """GET/PUT /api/traffic/settings: every traffic analytics setting.
 
     PUT takes any subset of the GET form's ``settings``; the change is saved with a
-    ``config.updated`` row (section ``traffic``, the changed field names only) and applies in
-    every process within about a second (in this one at once).
+    ``config.updated`` row (section ``traffic``, the changed fields with old and new values) and
+    applies in every process within about a second (in this one at once).
     """
 
     def __init__(self, station: Station) -> None:
