@@ -76,7 +76,8 @@ CLOCK_TESTS := tests/test_clock_ahead.py tests/auth tests/audit tests/worker \
   tests/public/test_home.py tests/public/test_support.py tests/alerts/boundary/test_geometry_matching.py \
   tests/traffic/test_reports.py tests/traffic/test_maintenance.py tests/traffic/test_rollups.py \
   tests/traffic/test_anomalies_privacy.py tests/operations/test_station_time_zone.py \
-  tests/eas/test_plain_pages.py tests/eas/test_station_log_routes.py tests/notifications/test_emitters.py
+  tests/eas/test_plain_pages.py tests/eas/test_station_log_routes.py tests/notifications/test_emitters.py \
+  tests/operations/test_compliance.py
 
 test-clock-ahead: test-deps build $(TEST_STAMP) ## Run the clock-sensitive tests with the clock a year ahead
 	env -u CI -u ALERTSTATION_REQUIRE_PG -u ALERTSTATION_TEST_PG_URL \

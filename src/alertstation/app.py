@@ -44,6 +44,7 @@ from alertstation.http.routing import (
 from alertstation.http.templates import Templates
 from alertstation.notifications import routes as notifications_routes
 from alertstation.operations import routes as operations_routes
+from alertstation.operations.compliance import routes as compliance_routes
 from alertstation.operations.public import routes as public_routes
 from alertstation.security.autoban import routes as autoban_routes
 from alertstation.security.autoban.detectors import AutoBanMiddleware
@@ -91,6 +92,7 @@ ROUTE_SOURCES: tuple[RouteSource, ...] = (
     traffic_routes.routes,
     notifications_routes.routes,
     operations_routes.routes,
+    compliance_routes.routes,
     public_routes.routes,
 )
 

@@ -453,6 +453,18 @@ def _split_tail(tail: str) -> tuple[timedelta, IssueTime, str]:
     return purge, issued, station
 
 
+def message_key(header: SameHeader) -> str:
+    """Return what makes two headers the same message: everything but the station id.
+
+    A message heard on two sources, or relayed under the station's own id, keeps its key.
+    """
+    locations = "-".join(header.locations)
+    return (
+        f"{START_CODE}-{header.org}-{header.event}-{locations}"
+        f"+{header.purge_code}-{header.issued_code}"
+    )
+
+
 def is_eom(text: str) -> bool:
     """Return True for the end-of-message code ``NNNN``."""
     return text == EOM_CODE

@@ -15,6 +15,7 @@ import alertstation.eas.forward.tables  # noqa: F401
 import alertstation.eas.log.tables  # noqa: F401
 import alertstation.eas.tables  # noqa: F401
 import alertstation.notifications.tables  # noqa: F401
+import alertstation.operations.compliance.tables  # noqa: F401
 import alertstation.operations.tables  # noqa: F401
 import alertstation.security.autoban.tables  # noqa: F401
 import alertstation.security.bans.tables  # noqa: F401

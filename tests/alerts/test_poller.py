@@ -558,3 +558,22 @@ def test_the_station_poller_names_its_contact_in_user_agent(
     agent = server.seen("/feed.json")[0].headers["user-agent"]
     assert agent.startswith(f"AlertStation/{__version__} (CAP alert poller")
     assert agent.endswith(f"; {contact})" if contact else "poller)")
+
+
+def test_a_source_that_delivers_a_weekly_or_monthly_test_records_when(
+    db: Engine, server: FeedServer, http: HttpClient, clock: Clock
+) -> None:
+    rwt = cap_message("rwt-1").replace(b"<value>SVR</value>", b"<value>RWT</value>")
+    server.serve("/rwt.xml", Canned(rwt, content_type="application/xml"))
+    server.serve("/again.xml", Canned(rwt, content_type="application/xml"))
+    server.serve("/svr.xml", Canned(cap_message("svr-1"), content_type="application/xml"))
+    tests = add_source(db, clock, name="state relay", kind="cap-xml", url=server.url("/rwt.xml"))
+    warnings = add_source(db, clock, name="warnings", kind="cap-xml", url=server.url("/svr.xml"))
+    poller(db, clock, http).poll_due()
+    assert (source(db, tests).last_rwt_at, source(db, tests).last_rmt_at) == (clock(), None)
+    assert source(db, warnings).last_rwt_at is None
+    # The same test delivered by a second feed (a duplicate in the store) counts for it too.
+    clock.advance(minutes=5)
+    again = add_source(db, clock, name="second", kind="cap-xml", url=server.url("/again.xml"))
+    poller(db, clock, http).poll_due()
+    assert source(db, again).last_rwt_at == clock()

@@ -340,7 +340,7 @@ def test_profiles_and_archive_settings_are_checked(audio_station: StationHarness
     assert [p["name"] for p in after["stream_profiles"]] == ["archive-mp3"]
 
 
-def test_profiles_are_saved_by_configure_only_and_audited_by_name(
+def test_profiles_are_saved_by_configure_only_and_audited_with_values(
     audio_station: StationHarness,
 ) -> None:
     audio_station.add_user("ops", "operator")
@@ -373,10 +373,9 @@ def test_profiles_are_saved_by_configure_only_and_audited_by_name(
     ]
     with audio_station.engine.connect() as conn:
         rows = conn.execute(select(audit_logs).where(audit_logs.c.target == "audio_settings")).all()
-    assert [json.loads(r.details) for r in rows] == [
-        {"fields": ["archive_profile", "archive_segment_minutes", "stream_profiles"]}
-    ]
-    assert "voice-opus" not in rows[0].details  # names of fields, never values
+    (details,) = [json.loads(r.details) for r in rows]
+    assert details["fields"] == ["archive_profile", "archive_segment_minutes", "stream_profiles"]
+    assert details["changes"]["archive_profile"]["new"] == "voice-opus"  # old -> new values
 
 
 def test_an_encoder_that_dies_fails_its_segment_and_leaves_no_partial_file(

@@ -1,4 +1,4 @@
-"""Audio settings over HTTP on both backends: defaults, checks, audit with field names only."""
+"""Audio settings over HTTP on both backends: defaults, checks, audit with old and new values."""
 
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ def test_settings_read_change_and_audit_names_only(audio_station: StationHarness
     with audio_station.engine.connect() as conn:
         rows = conn.execute(select(audit_logs).where(audit_logs.c.target == "audio_settings")).all()
     assert len(rows) == 1
-    assert json.loads(rows[0].details) == {"fields": ["relay_excluded_events", "silence_seconds"]}
+    details = json.loads(rows[0].details)
+    assert details["fields"] == ["relay_excluded_events", "silence_seconds"]
+    assert sorted(details["changes"]) == details["fields"]  # old -> new values beside the names
 
 
 def test_the_eas_monitor_can_be_switched_off(audio_station: StationHarness) -> None:

@@ -80,7 +80,27 @@ def test_a_hold_airs_after_its_time(station: StationHarness, users: dict[str, Si
         microsecond=0
     )
     (row,) = audit_rows(station.engine, "config.updated")
-    assert (row.target, orjson.loads(row.details)) == ("eas_forward_rules", {"fields": ["rules"]})
+    assert (row.target, orjson.loads(row.details)) == (
+        "eas_forward_rules",
+        {
+            "fields": ["rules"],
+            "changes": {  # the rule added, not both whole lists
+                "rules": {
+                    "added": [
+                        {
+                            "events": ["TOR"],
+                            "originators": [],
+                            "sources": [],
+                            "areas": [],
+                            "mode": "hold",
+                            "hold_minutes": 2,
+                        }
+                    ],
+                    "removed": [],
+                }
+            },
+        },
+    )
 
     station.clock.advance(seconds=119)
     forward.forward_job(station.app.station)

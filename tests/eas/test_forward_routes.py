@@ -44,7 +44,10 @@ def test_operator_saves_and_the_change_is_audited(
     assert (again["enabled"], again["attention_seconds"]) == (True, 10.0)
     (row,) = audit_rows(station.engine, "config.updated")
     assert (row.username, row.target) == ("operator", "eas_forward")
-    assert orjson.loads(row.details) == {"fields": ["attention_seconds", "enabled", "station_id"]}
+    details = orjson.loads(row.details)
+    assert details["fields"] == ["attention_seconds", "enabled", "station_id"]
+    assert details["changes"]["station_id"]["new"] == "WXYZ/FM"
+    assert details["changes"]["enabled"] == {"old": False, "new": True}
 
 
 @pytest.mark.parametrize("role", ["viewer", "demo"])

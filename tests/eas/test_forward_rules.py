@@ -79,3 +79,17 @@ def test_a_bad_rule_names_its_field(body: dict, field: str) -> None:
     with pytest.raises(Invalid) as caught:
         read_book(body)
     assert caught.value.details["field"] == field
+
+
+def test_an_rmt_no_rule_matches_is_held_within_its_relay_deadline() -> None:
+    manual = decide(RuleBook(), subject("RMT"))
+    assert (manual.mode, manual.rule) == (Mode("hold", 15), "default (RMT deadline)")
+    long_hold = read_book({"rules": [], "default": {"mode": "hold", "hold_minutes": 90}})
+    assert decide(long_hold, subject("RMT")).mode == Mode("hold", 15)
+    short_hold = read_book({"rules": [], "default": {"mode": "hold", "hold_minutes": 5}})
+    assert decide(short_hold, subject("RMT")).mode == Mode("hold", 5)
+    assert decide(read_book({"rules": [], "default": {"mode": "auto"}}), subject("RMT")).mode == (
+        Mode("auto")
+    )
+    assert decide(BOOK, subject("RMT", areas=("039137",))).rule == "rule 3"  # a rule still wins
+    assert decide(RuleBook(), subject("RWT")).mode == Mode("manual")

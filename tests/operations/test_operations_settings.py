@@ -1,4 +1,4 @@
-"""Operations settings: each section saves, audits field names only and never shows a secret."""
+"""Operations settings: each section saves, audits old and new values and never a secret."""
 
 from __future__ import annotations
 
@@ -64,7 +64,10 @@ def test_decoder_feed_secrets_never_leave_the_server(
     assert page.status_code == 200 and "ENDEC" in page.text
     (row,) = _config_rows(station)
     assert row.target == "settings.decoder_feed" and row.username == "ops"
-    assert json.loads(row.details) == {"fields": sorted(body)}
+    details = json.loads(row.details)
+    assert details["fields"] == sorted(body)
+    # Values beside the names, never a secret's: the token and the password stay names only.
+    assert not {"monitor_token", "endec_password"} & set(details.get("changes", {}))
     assert "PUT /api/settings/decoder_feed" in caplog.text  # the logs were captured
     for secret in SECRETS:
         for text in (saved.text, listing.text, page.text, row.details, caplog.text):
@@ -142,7 +145,9 @@ def test_password_policy_is_saved_audited_and_enforced(station: Station) -> None
     assert saved.json["changed"] == ["password_min_length", "traffic_retention_days"]
     (row,) = _config_rows(station)
     assert row.target == "settings.application"
-    assert json.loads(row.details) == {"fields": ["password_min_length", "traffic_retention_days"]}
+    details = json.loads(row.details)
+    assert details["fields"] == ["password_min_length", "traffic_retention_days"]
+    assert sorted(details["changes"]) == details["fields"]
 
     too_short = ops.request(
         "POST", "/admin/users", json={"username": "newbie", "role": "viewer", "password": "x" * 19}

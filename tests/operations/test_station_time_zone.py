@@ -65,7 +65,10 @@ def test_the_time_zone_is_saved_audited_and_checked(station: Station) -> None:
     assert saved.json["changed"] == ["time_zone"]
     (row,) = _config_rows(station)
     assert row.target == "settings.application"
-    assert json.loads(row.details) == {"fields": ["time_zone"]}
+    assert json.loads(row.details) == {
+        "fields": ["time_zone"],
+        "changes": {"time_zone": {"old": "UTC", "new": "America/Chicago"}},
+    }
     with station.engine.connect() as conn:
         assert store.station_time_zone(conn) == ZoneInfo("America/Chicago")
     for bad in ("Mars/Olympus", "../../etc/passwd", "", 5, "America/Chicago/../Denver"):

@@ -79,8 +79,9 @@ def test_put_needs_configure_and_records_field_names_only(
     [row] = config_rows(engine)
     assert row.target == "traffic"
     details = orjson.loads(row.details)
-    assert details == {"fields": ["anonymize_ip", "retention_days", "skip_paths"]}
-    assert "/healthz" not in row.details and "14" not in row.details
+    assert details["fields"] == ["anonymize_ip", "retention_days", "skip_paths"]
+    assert details["changes"]["retention_days"]["new"] == 14
+    assert details["changes"]["skip_paths"]["added"] == ["/healthz", "/static/"]
     again = admin.request("GET", PATH).json["settings"]
     assert again["retention_days"] == 14 and again["anonymize_ip"] is True
 

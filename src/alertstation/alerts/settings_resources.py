@@ -176,7 +176,14 @@ def save_settings(
         if codes_sent:
             after = _flags(conn)
             rematched = sum(1 for key, flags in after.items() if before.get(key) != flags)
-        station.ledger.record_config_update(conn, Actor.from_request(req), section, changed)
+        station.ledger.record_config_update(
+            conn,
+            Actor.from_request(req),
+            section,
+            changed,
+            before={key: getattr(current, key) for key in values},
+            after={key: getattr(new, key) for key in values},
+        )
     return SaveResult(new, sorted(changed), rematched)
 
 

@@ -1,6 +1,7 @@
 """Audio source and radio receiver routes: CRUD, restart, the stream test and diagnostics.
 
-Every change writes ``config.updated`` (target ``audio``) with field names only, in the same
+Every change writes ``config.updated`` (target ``audio``) with the changed field names (and an
+edit's old → new values, never a secret's: ``audit.changes``), in the same
 write transaction as the change, with ``propagate=True``: when the audit write fails nothing
 changes. No answer carries a password or raw authorization header. Routes are declared in
 ``alertstation.audio.routes``.
@@ -180,10 +181,11 @@ class SourceItem:
         now = station.clock()
         with begin_write(station.engine) as conn:
             row = _get(conn, source_id, self._kind)
+            before = SourceConfig.from_row(row)
             try:
                 config = read_config(
                     body,
-                    SourceConfig.from_row(row),
+                    before,
                     allowlist=station.settings.receiver_allowlist,
                     capture_devices=hardware_settings(conn)["capture_devices"],
                 )
@@ -200,6 +202,8 @@ class SourceItem:
                     config.name,
                     changed,
                     command=config.command if "command" in changed else None,
+                    before=before,
+                    after=config,
                 )
             row = get_source(conn, source_id)
         resp.media = {**source_as_dict(row), "changed": changed}
@@ -529,7 +533,7 @@ class ArchiveSegment:
 
 
 class SettingsResource:
-    """GET /api/audio/settings; PUT changes any fields (``config.updated``, names only)."""
+    """GET /api/audio/settings; PUT changes any fields (``config.updated``, with values)."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -543,6 +547,7 @@ class SettingsResource:
         body = json_object(req)
         actor = Actor.from_request(req)
         with begin_write(station.engine) as conn:
+            before = get_audio_settings(conn)
             try:
                 saved, changed = save_audio_settings(
                     conn, body, by=actor.username, now=station.clock()
@@ -550,12 +555,14 @@ class SettingsResource:
             except AudioSettingsError as ex:
                 raise ex.as_app_error() from None
             if changed:
-                station.ledger.record_or_refuse(
+                station.ledger.record_config_update(
                     conn,
                     actor,
-                    CONFIG_UPDATED,
-                    target="audio_settings",
-                    details={"fields": changed},
+                    "audio_settings",
+                    changed,
+                    refuse=True,
+                    before=before.as_dict(),
+                    after=saved.as_dict(),
                 )
         resp.media = {**saved.as_dict(), "changed": changed}
 

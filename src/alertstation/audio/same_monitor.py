@@ -59,7 +59,7 @@ from alertstation.eas.forward.rulebook import get_rule_book
 from alertstation.eas.forward.rules import AUTO, Subject, decide
 from alertstation.eas.log import received_kind, record_entry
 from alertstation.notifications import feeds
-from alertstation.same import NATIONAL_EVENTS, SameHeader
+from alertstation.same import NATIONAL_EVENTS, SameHeader, message_key
 
 log = logging.getLogger("alertstation.audio.same")
 
@@ -83,12 +83,6 @@ _R = received_eas_messages.c
 def _source_name(conn: Connection, source_id: int) -> str:
     name = conn.execute(select(audio_sources.c.name).where(audio_sources.c.id == source_id))
     return str(name.scalar() or f"source {source_id}")
-
-
-def message_key(header: SameHeader) -> str:
-    """Return what makes two headers the same message: everything but the station id."""
-    locations = "-".join(header.locations)
-    return f"ZCZC-{header.org}-{header.event}-{locations}+{header.purge_code}-{header.issued_code}"
 
 
 @dataclass

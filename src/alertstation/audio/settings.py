@@ -2,7 +2,7 @@
 
 One row (``audio_settings``, id 1) holding JSON; missing keys read as their defaults. Saving
 checks every field first (a bad value changes nothing) and returns the changed field names, which
-the route records in ``config.updated`` (names only, never values).
+the route records in ``config.updated`` with their old and new values.
 
 * EAS monitor: ``eas_monitor_enabled`` (decode SAME on every source), ``relay_excluded_events``
   (event codes never relayed automatically);

@@ -42,6 +42,7 @@ from alertstation.audio.capture.programs import (
 )
 from alertstation.audio.tables import NAME_WIDTH, SECRET_WIDTH, URL_WIDTH, audio_sources
 from alertstation.audit.actor import Actor
+from alertstation.audit.changes import config_changes
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
 from alertstation.errors import FieldError, NameTaken
 from alertstation.http.outbound import same_host
@@ -499,6 +500,13 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def audit_snapshot(config: SourceConfig) -> dict[str, Any]:
+    """Return a source's configuration without its secrets, for the audit's diff."""
+    return {
+        f.name: getattr(config, f.name) for f in fields(SourceConfig) if f.name not in SECRET_KEYS
+    }
+
+
 def audit_change(
     ledger: AuditLedger,
     conn: Connection,
@@ -508,11 +516,15 @@ def audit_change(
     name: str,
     changed: list[str],
     command: Sequence[str] | None = None,
+    before: SourceConfig | None = None,
+    after: SourceConfig | None = None,
 ) -> None:
-    """Record ``config.updated`` (target ``audio``) for a source change; field names only.
+    """Record ``config.updated`` (target ``audio``) for a source change.
 
     A receiver's ``command`` (which holds no secret) is recorded in full when it is given: the
-    caller passes it when the command was set or changed.
+    caller passes it when the command was set or changed. Given the configuration ``before``
+    and ``after`` an edit, ``changes`` holds old → new values of the changed fields, never the
+    password or the raw authorization header.
     """
     details: dict[str, Any] = {
         "fields": sorted(changed),
@@ -522,4 +534,10 @@ def audit_change(
     }
     if command is not None:
         details["command"] = list(command)
+    if before is not None and after is not None:
+        changes = config_changes(
+            audit_snapshot(before), audit_snapshot(after), names=changed, secrets=SECRET_KEYS
+        )
+        if changes:
+            details["changes"] = changes
     ledger.record_or_refuse(conn, actor, CONFIG_UPDATED, target=AUDIT_TARGET, details=details)

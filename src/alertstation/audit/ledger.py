@@ -23,6 +23,7 @@ import orjson
 from sqlalchemy import Connection, Engine, func, select, text
 
 from alertstation.audit.actor import Actor
+from alertstation.audit.changes import config_changes
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import IMMEDIATE_OPTION, begin_write, is_outage
 from alertstation.db.types import utcnow
@@ -275,17 +276,27 @@ class AuditLedger:
         trust_boundary: Iterable[str] = (),
         propagate: bool = False,
         refuse: bool = False,
+        before: Mapping[str, Any] | None = None,
+        after: Mapping[str, Any] | None = None,
+        secrets: Iterable[str] = (),
     ) -> int | None:
         """Record ``config.updated`` for ``section`` with the sorted names of the changed fields.
 
-        Only names are taken, never values: a password, API key or token that changed appears as
-        its field name alone. A save that changed nothing is still recorded, with no fields.
+        A password, API key or token that changed appears as its field name alone. A save that
+        changed nothing is still recorded, with no fields. Given the settings ``before`` and
+        ``after`` the save (plain snapshots), ``changes`` holds old → new values of the changed
+        fields that are not secrets (``secrets``, or a secret's name), and the codes added and
+        removed of a list field (:func:`alertstation.audit.changes.config_changes`).
         ``trust_boundary`` names the changed fields that move a trust boundary (the database,
         trusted proxies, trust anchors); they are listed again under that key, names only.
         ``refuse`` makes it :meth:`record_or_refuse`: no change without its row.
         """
         names = sorted({str(name) for name in changed_fields})
         details: dict[str, Any] = {"fields": names}
+        if before is not None and after is not None:
+            changes = config_changes(before, after, names=names, secrets=secrets)
+            if changes:
+                details["changes"] = changes
         moved = sorted({str(name) for name in trust_boundary})
         if moved:
             details["trust_boundary"] = moved

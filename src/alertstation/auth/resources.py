@@ -382,6 +382,7 @@ class UserItem:
         is_active = optional_bool(body, "is_active")
         station = self._station
         with begin_write(station.engine) as conn:
+            before = service.get_user(conn, user_id)
             user, changed = service.update_user(conn, user_id, role=role, is_active=is_active)
             if is_active is False:
                 sessions.end_sessions(
@@ -389,7 +390,12 @@ class UserItem:
                 )
             if changed:
                 station.ledger.record_config_update(
-                    conn, Actor.from_request(req), f"user:{user.username}", changed
+                    conn,
+                    Actor.from_request(req),
+                    f"user:{user.username}",
+                    changed,
+                    before={"role": before.role, "is_active": before.is_active},
+                    after={"role": user.role, "is_active": user.is_active},
                 )
         resp.media = {"user": user.as_dict(), "changed": changed}
 

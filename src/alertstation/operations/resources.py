@@ -1,7 +1,8 @@
 """HTTP resources of the operations settings page and its API.
 
-Every save records ``config.updated`` in the same transaction with the changed field names only,
-so secrets (the ENDEC password, the monitor token, the private key) appear as names at most.
+Every save records ``config.updated`` in the same transaction with the changed field names and
+the old → new values of those that are not secrets, so secrets (the ENDEC password, the monitor
+token, the private key) appear as names at most.
 Responses carry ``<name>_set`` flags in place of secret values.
 """
 
@@ -75,6 +76,15 @@ def _policy_dict(policy: PasswordPolicy) -> dict[str, Any]:
     }
 
 
+def _snapshot(conn: Any, spec: store.Section, *, with_extra: bool) -> dict[str, Any]:
+    """Return one section's values as shown (secrets as ``*_set``), for the audit's diff."""
+    shown = store.load(conn, spec).public()
+    if with_extra:
+        shown.update(_policy_dict(load_policy(conn)))
+        shown[TRAFFIC_RETENTION] = load_traffic_settings(conn).retention_days
+    return shown
+
+
 def settings_snapshot(station: Station) -> dict[str, Any]:
     """Return every section as the page and the API show it (secrets as ``*_set`` flags)."""
     with station.engine.connect() as conn:
@@ -127,7 +137,7 @@ def _policy_from(body: dict[str, Any], current: PasswordPolicy) -> PasswordPolic
 
 
 class SettingsSection:
-    """PUT /api/settings/{section}: save one section, audited with field names only."""
+    """PUT /api/settings/{section}: save one section, audited with names and non-secret values."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -140,6 +150,7 @@ class SettingsSection:
         extra = APPLICATION_EXTRA if spec is store.APPLICATION else ()
         now = station.clock()
         with begin_write(station.engine) as conn:
+            before = _snapshot(conn, spec, with_extra=bool(extra))
             changed: list[str] = []
             policy = None
             traffic_days = None
@@ -168,7 +179,14 @@ class SettingsSection:
                 )
                 changed += [TRAFFIC_RETENTION] if traffic_changed else []
             changed.sort()
-            station.ledger.record_config_update(conn, actor, audit_section(spec.name), changed)
+            station.ledger.record_config_update(
+                conn,
+                actor,
+                audit_section(spec.name),
+                changed,
+                before=before,
+                after=_snapshot(conn, spec, with_extra=bool(extra)),
+            )
             traffic = load_traffic_settings(conn) if extra else None
         shown = values.public()
         if policy is not None:

@@ -60,7 +60,7 @@ def routes(station: Station) -> list[Route]:
             "/api/settings/{section}",
             SettingsSection(station),
             CONFIGURE,
-            summary="Save one settings section; config.updated audit (field names only)",
+            summary="Save one settings section; config.updated audit (names, non-secret values)",
         ),
         Route(
             "POST",

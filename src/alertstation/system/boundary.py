@@ -1,7 +1,8 @@
 """The station boundary page and API: upload a GeoJSON area, preview it, clear it, recalculate.
 
 Every change re-evaluates the stored alerts against the boundary in the same transaction and
-writes ``config.updated`` (section ``boundary``) with the changed field names only.
+writes ``config.updated`` (section ``boundary``) with the changed field names (the boundary
+itself by name only; ``match_polygons`` with its old and new value).
 """
 
 from __future__ import annotations
@@ -172,7 +173,14 @@ class BoundaryApi:
             before = get_alert_settings(conn).match_polygons
             set_alert_settings(conn, match_polygons=value)
             changed = ["match_polygons"] if before != value else []
-            station.ledger.record_config_update(conn, Actor.from_request(req), SECTION, changed)
+            station.ledger.record_config_update(
+                conn,
+                Actor.from_request(req),
+                SECTION,
+                changed,
+                before={"match_polygons": before},
+                after={"match_polygons": value},
+            )
         resp.media = {"match_polygons": value, "changed": changed}
 
 

@@ -31,8 +31,8 @@ class TrafficSettingsResource:
     """GET/PUT /api/traffic/settings: every traffic analytics setting.
 
     PUT takes any subset of the GET form's ``settings``; the change is saved with a
-    ``config.updated`` row (section ``traffic``, the changed field names only) and applies in
-    every process within about a second (in this one at once).
+    ``config.updated`` row (section ``traffic``, the changed fields with old and new values) and
+    applies in every process within about a second (in this one at once).
     """
 
     def __init__(self, station: Station) -> None:
@@ -47,9 +47,15 @@ class TrafficSettingsResource:
         body = json_object(req)
         station = self._station
         with begin_write(station.engine) as conn:
+            before = settings.load_settings(conn)
             saved, changed = settings.save_settings(conn, body, station.clock())
             station.ledger.record_config_update(
-                conn, Actor.from_request(req), settings.SECTION, changed
+                conn,
+                Actor.from_request(req),
+                settings.SECTION,
+                changed,
+                before=before.as_dict(),
+                after=saved.as_dict(),
             )
         settings.settings_cache_for(station.engine).clear()
         resp.media = {"settings": saved.as_dict(), "changed": changed}

@@ -1,4 +1,9 @@
-"""Periodic jobs the leader runs. Later domains add theirs to ``JOBS``."""
+"""Periodic jobs the leader runs. Later domains add theirs to ``JOBS``.
+
+A package of this layer that imports the worker (``operations`` reads its heartbeat) cannot be
+imported here without a cycle: its job (``operations.compliance.service.COMPLIANCE_JOB``) is
+added to ``JOBS`` by the worker command (``alertstation worker``).
+"""
 
 from __future__ import annotations
 

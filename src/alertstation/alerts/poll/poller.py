@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from sqlalchemy import Engine, Row, delete, insert, or_, select, update
+from sqlalchemy import Connection, Engine, Row, delete, insert, or_, select, update
 
 from alertstation.alerts.ingest import import_bodies, import_messages
 from alertstation.alerts.parsing import MAX_FEED_BYTES, MAX_MESSAGE_BYTES, AlertParseError
@@ -44,6 +44,7 @@ from alertstation.alerts.poll.sources import display_url, fetch_url, list_source
 from alertstation.alerts.poll.tables import ERROR_WIDTH, poll_source_links, poll_sources
 from alertstation.alerts.service import ImportProblem
 from alertstation.alerts.store import IngestResult
+from alertstation.alerts.tables import cap_alerts
 from alertstation.alerts.trust import Trust, trust_for
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("alertstation.alerts.poll.poller")
 
+#: The tests a monitored CAP feed must deliver (weekly and monthly; 47 CFR 11.61).
+TEST_EVENTS = ("RWT", "RMT")
 #: Longest wait after failures, whatever the interval and the failure count.
 MAX_BACKOFF_SECONDS = 1800.0
 #: Shortest wait after a failure (the worker looks for due sources every 5 s anyway).
@@ -121,6 +124,8 @@ class PollOutcome:
     linked: int = 0
     next_attempt: datetime | None = None
     problems: list[str] = field(default_factory=list)
+    #: The stored alerts this poll delivered (stored now or already stored).
+    alert_ids: list[int] = field(default_factory=list)
 
     @property
     def not_modified(self) -> bool:
@@ -143,6 +148,8 @@ class PollOutcome:
                     self.problems.append(f"{result.source}: {result.reason}")
                 continue
             self.received += 1
+            if result.alert_id is not None and result.outcome != "ignored":
+                self.alert_ids.append(result.alert_id)
             if result.outcome == "stored":
                 self.stored += 1
             elif result.outcome == "duplicate":
@@ -479,11 +486,26 @@ class Poller:
         outcome.next_attempt = now + timedelta(seconds=delay)
         values["next_attempt_at"] = outcome.next_attempt
         with begin_write(self.engine) as conn:
+            values.update(_tests_delivered(conn, outcome.alert_ids, now))
             conn.execute(
                 update(poll_sources)
                 .where(_C.id == row.id, _C.updated_at == row.updated_at)
                 .values(**values)
             )
+
+
+def _tests_delivered(conn: Connection, alert_ids: list[int], now: datetime) -> dict[str, Any]:
+    """Return ``last_rwt_at`` / ``last_rmt_at`` = now for the tests among delivered alerts."""
+    if not alert_ids:
+        return {}
+    codes = set(
+        conn.execute(
+            select(cap_alerts.c.event_code).where(
+                cap_alerts.c.id.in_(alert_ids[:1000]), cap_alerts.c.event_code.in_(TEST_EVENTS)
+            )
+        ).scalars()
+    )
+    return {f"last_{code.lower()}_at": now for code in codes}
 
 
 def replace_limits(limits: Limits, max_bytes: int) -> Limits:

@@ -246,11 +246,22 @@ class PollSourceItem:
         with begin_write(station.engine) as conn:
             row = _get(conn, source_id)
             try:
-                config = read_config(body, SourceConfig.from_row(row))
+                before = SourceConfig.from_row(row)
+                config = read_config(body, before)
                 changed = update_source(conn, source_id, config, now)
             except SourceError as ex:
                 raise _invalid(ex) from None
-            audit_change(station.ledger, conn, actor, "updated", source_id, config.name, changed)
+            audit_change(
+                station.ledger,
+                conn,
+                actor,
+                "updated",
+                source_id,
+                config.name,
+                changed,
+                before=before,
+                after=config,
+            )
             row = get_source(conn, source_id)
         resp.media = {**source_as_dict(row, now), "changed": changed}
 

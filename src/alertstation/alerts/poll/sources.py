@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -38,6 +38,7 @@ from alertstation.alerts.poll.tables import (
     poll_sources,
 )
 from alertstation.audit.actor import Actor
+from alertstation.audit.changes import config_changes
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
 from alertstation.errors import FieldError, NameTaken
 from alertstation.zones.validate import normalise_zone_code
@@ -356,6 +357,10 @@ def delete_source(conn: Connection, source_id: int) -> Row[Any]:
     return row
 
 
+#: Fields of a source the audit records by name only: a feed URL may carry an API key.
+AUDIT_SECRETS = ("url",)
+
+
 def audit_change(
     ledger: AuditLedger,
     conn: Connection,
@@ -364,15 +369,27 @@ def audit_change(
     row_id: int,
     name: str,
     changed: list[str],
+    before: SourceConfig | None = None,
+    after: SourceConfig | None = None,
 ) -> None:
-    """Record ``config.updated`` (target ``poller``) for a source change; field names only."""
-    ledger.record_or_refuse(
-        conn,
-        actor,
-        CONFIG_UPDATED,
-        target=AUDIT_TARGET,
-        details={"fields": sorted(changed), "change": change, "source_id": row_id, "name": name},
-    )
+    """Record ``config.updated`` (target ``poller``) for a source change.
+
+    Given the configuration ``before`` and ``after`` an edit, ``changes`` holds old → new
+    values of the changed fields; the URL (which may carry an API key) stays a name only.
+    """
+    details: dict[str, Any] = {
+        "fields": sorted(changed),
+        "change": change,
+        "source_id": row_id,
+        "name": name,
+    }
+    if before is not None and after is not None:
+        changes = config_changes(
+            asdict(before), asdict(after), names=changed, secrets=AUDIT_SECRETS
+        )
+        if changes:
+            details["changes"] = changes
+    ledger.record_or_refuse(conn, actor, CONFIG_UPDATED, target=AUDIT_TARGET, details=details)
 
 
 # --- what a poll fetches ----------------------------------------------------------------------

@@ -57,6 +57,10 @@ poll_sources = Table(
     Column("last_stored", Integer, nullable=False, server_default="0"),
     Column("last_skipped", Integer, nullable=False, server_default="0"),
     Column("last_duration_ms", Integer, nullable=True),
+    # When the source last delivered a weekly (RWT) or monthly (RMT) test (monitoring
+    # compliance, 47 CFR 11.61).
+    Column("last_rwt_at", UTCDateTime, nullable=True),
+    Column("last_rmt_at", UTCDateTime, nullable=True),
 )
 
 poll_source_links = Table(

@@ -59,10 +59,13 @@ class EasSettings:
         station = self._station
         actor = Actor.from_request(req)
         with begin_write(station.engine) as conn:
+            before = settings_airing.load(conn)
             settings, changed = settings_airing.save(
                 conn, body, updated_by=actor.username, now=station.clock()
             )
-            station.ledger.record_config_update(conn, actor, SECTION, changed)
+            station.ledger.record_config_update(
+                conn, actor, SECTION, changed, before=before.as_dict(), after=settings.as_dict()
+            )
         resp.set_header("Cache-Control", "no-store")
         resp.media = {"settings": settings.as_dict(), "changed": changed}
 

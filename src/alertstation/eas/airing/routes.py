@@ -37,7 +37,7 @@ def routes(station: Station) -> list[Route]:
             SETTINGS_PATH,
             settings,
             CONFIGURE,
-            summary="Save airing settings; config.updated audit (field names only)",
+            summary="Save airing settings; config.updated audit (names, non-secret values)",
         ),
         Route(
             "POST",

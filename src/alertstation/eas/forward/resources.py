@@ -48,11 +48,18 @@ class ForwardSettingsResource:
         actor = Actor.from_request(req)
         station = self._station
         with begin_write(station.engine) as conn:
+            before = forward_config.get_forward_settings(conn)
             new, changed = forward_config.save_forward_settings(
                 conn, changes, by=actor.username, now=station.clock()
             )
             station.ledger.record_config_update(
-                conn, actor, FORWARD_SECTION, changed, propagate=True
+                conn,
+                actor,
+                FORWARD_SECTION,
+                changed,
+                propagate=True,
+                before=before.as_dict(),
+                after=new.as_dict(),
             )
         resp.media = {"settings": new.as_dict(), "changed": changed}
 
@@ -74,8 +81,17 @@ class RwtScheduleResource:
         station = self._station
         with begin_write(station.engine) as conn:
             now = station.clock()
-            _, changed = rwt.save_schedule(conn, changes, by=actor.username, now=now)
-            station.ledger.record_config_update(conn, actor, RWT_SECTION, changed, propagate=True)
+            before, _ = rwt.get_schedule(conn)
+            after, changed = rwt.save_schedule(conn, changes, by=actor.username, now=now)
+            station.ledger.record_config_update(
+                conn,
+                actor,
+                RWT_SECTION,
+                changed,
+                propagate=True,
+                before=before.as_dict(),
+                after=after.as_dict(),
+            )
             view = rwt.schedule_view(conn, now)
         resp.media = {**view, "changed": changed}
 
@@ -158,7 +174,15 @@ class ForwardRulesResource:
                 for name in ("rules", "default")
                 if getattr(book, name) != getattr(before, name)
             ]
-            station.ledger.record_config_update(conn, actor, RULES_SECTION, changed, propagate=True)
+            station.ledger.record_config_update(
+                conn,
+                actor,
+                RULES_SECTION,
+                changed,
+                propagate=True,
+                before=before.as_dict(),
+                after=book.as_dict(),
+            )
         resp.media = {**book.as_dict(), "changed": changed}
 
 

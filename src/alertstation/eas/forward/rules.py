@@ -14,6 +14,11 @@ reads as ``poll``, which a rule's ``poll`` matches but no ``poll:<id>`` does.
 
 National messages (EAN, NPT) are decided before any rule: they always air at once
 (:data:`NATIONAL_EVENTS`, 47 CFR 11.54).
+
+A Required Monthly Test for the station's area must be relayed within 60 minutes (47 CFR
+11.61). When no rule matches one, the default that decides it is a hold that ends within that
+deadline: ``hold`` :data:`RMT_HOLD_MINUTES` minutes (an operator may still hold or reject it
+meanwhile), unless the book's default airs it sooner (``auto``, or a shorter hold).
 """
 
 from __future__ import annotations
@@ -39,6 +44,12 @@ IMPORTED: Final[str] = "imported"
 POLL: Final[str] = "poll"
 NATIONAL_RULE: Final[str] = "national"
 DEFAULT_RULE: Final[str] = "default"
+#: What decides an RMT no rule matched: the default, bounded by the relay deadline.
+RMT_DEFAULT_RULE: Final[str] = "default (RMT deadline)"
+RMT_EVENT: Final[str] = "RMT"
+#: The longest hold an RMT gets by default: it airs well inside its 60-minute deadline, and
+#: before the 45-minute unaired alarm.
+RMT_HOLD_MINUTES: Final[int] = 15
 
 _EVENT = re.compile(r"^[A-Z0-9]{3}$")
 _ORIGINATOR = re.compile(r"^[A-Z]{3}$")
@@ -129,12 +140,27 @@ def decide(book: RuleBook, subject: Subject) -> Decision:
     for number, rule in enumerate(book.rules, start=1):
         if rule.matches(subject):
             return Decision(rule.mode, f"rule {number}")
+    if subject.event == RMT_EVENT:
+        return Decision(rmt_default(book.default), RMT_DEFAULT_RULE)
     return Decision(book.default, DEFAULT_RULE)
 
 
 def _source_covers(rule_source: str, source: str) -> bool:
     """Tell whether a rule's source covers a message's: equal, or ``poll`` for any poll source."""
     return rule_source == source or (rule_source == POLL and source.startswith(f"{POLL}:"))
+
+
+def rmt_default(default: Mode) -> Mode:
+    """Return the default mode of an RMT: a hold ending within its relay deadline (11.61).
+
+    ``auto`` and a hold of at most :data:`RMT_HOLD_MINUTES` stay; ``manual`` or a longer hold
+    become a hold of :data:`RMT_HOLD_MINUTES`.
+    """
+    if default.mode == AUTO:
+        return default
+    if default.mode == HOLD and default.minutes is not None and default.minutes <= RMT_HOLD_MINUTES:
+        return default
+    return Mode(HOLD, RMT_HOLD_MINUTES)
 
 
 def _covers(rule_code: str, code: str) -> bool:

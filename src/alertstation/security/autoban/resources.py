@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import falcon
 
 from alertstation.audit.actor import Actor
@@ -37,12 +39,24 @@ class AutobanSettingsResource:
         body = json_object(req)
         station = self._station
         with begin_write(station.engine) as conn:
+            before = settings.load_settings(conn)
             saved, changed = settings.save_settings(conn, body, station.clock())
             station.ledger.record_config_update(
-                conn, Actor.from_request(req), settings.SECTION, changed
+                conn,
+                Actor.from_request(req),
+                settings.SECTION,
+                changed,
+                before=_audit_snapshot(before),
+                after=_audit_snapshot(saved),
             )
         station.autoban_settings.clear()
         resp.media = {"settings": saved.as_dict(), "changed": changed}
+
+
+def _audit_snapshot(values: settings.AutobanSettings) -> dict[str, Any]:
+    """Return the settings with each detector at the top (``flood.threshold``, as named)."""
+    shown = values.as_dict()
+    return {"retention_days": shown["retention_days"], **shown["detectors"]}
 
 
 def _limits() -> dict[str, object]:

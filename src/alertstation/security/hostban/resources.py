@@ -60,8 +60,16 @@ class HostbanConfigure:
             raise Invalid("apply must be true or false", field="apply")
         station = self._station
         with begin_write(station.engine) as conn:
+            before = hs.load_settings(conn)
             settings, changed = hs.save_settings(conn, body, station.clock())
-            station.ledger.record_config_update(conn, Actor.from_request(req), "hostban", changed)
+            station.ledger.record_config_update(
+                conn,
+                Actor.from_request(req),
+                "hostban",
+                changed,
+                before=before.as_dict(),
+                after=settings.as_dict(),
+            )
         # The toggle takes effect at once, even without apply: off empties the jail, on re-pushes.
         report = hs.mirror_toggled(station, settings) if "mirror_enabled" in changed else None
         if apply:
