@@ -184,6 +184,8 @@ def _run_ready_and_stop(root: Path, env: dict[str, str]) -> tuple[float, float]:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
     return ready, stopped
 
 
