@@ -46,6 +46,36 @@ def report(path: Path) -> list[str]:
     return lines
 
 
+def _amount(value: float, unit: str) -> str:
+    return f"{value:9.2f} {unit}" if unit != "s" else _fmt(value)
+
+
+def readings(path: Path) -> list[str]:
+    """Return the lines of the readings (memory, start-up) held against a figure and a goal.
+
+    A benchmark lists them in ``extra_info["readings"]``: ``label``, ``ours``, ``against``,
+    ``unit``, ``goal`` (how it reads) and ``max_ratio`` (ours / against must not exceed it).
+    """
+    data = json.loads(path.read_text())
+    rows = [
+        row
+        for bench in data["benchmarks"]
+        for row in bench.get("extra_info", {}).get("readings", [])
+    ]
+    if not rows:
+        return []
+    lines = [f"{'reading':36} {'ours':>14} {'against':>14} {'ratio':>8}  goal"]
+    for row in sorted(rows, key=lambda r: r["label"]):
+        ratio = row["ours"] / row["against"]
+        verdict = "met" if ratio <= row["max_ratio"] else "MISSED"
+        lines.append(
+            f"{row['label']:36} {_amount(row['ours'], row['unit']):>14} "
+            f"{_amount(row['against'], row['unit']):>14} {ratio:7.2f}x  {row['goal']} ({verdict})"
+        )
+    lines.append("ratio = ours / against (the goal is a most)")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: report.py BENCHMARK.json", file=sys.stderr)
@@ -56,7 +86,10 @@ def main(argv: list[str]) -> int:
         return 1
     lines = report(path)
     print("\n".join(lines))
-    if len(lines) == 2 or any(INCOMPLETE in line for line in lines):
+    extra = readings(path)
+    if extra:
+        print("\n".join(["", *extra]))
+    if (len(lines) == 2 and not extra) or any(INCOMPLETE in line for line in lines):
         print("report: a group is missing a side, or no group ran", file=sys.stderr)
         return 1
     return 0

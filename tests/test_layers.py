@@ -68,6 +68,7 @@ LAYERS: Mapping[str, int] = {
     # 10: wiring
     "app": 10,
     "schema": 10,
+    "station": 10,
     # 11: the entry points
     "__main__": 11,
     "cli": 11,
@@ -362,6 +363,80 @@ def deferred_outside_commands(imports: Iterable[Import]) -> list[Import]:
 def test_imports_inside_functions_only_in_command_modules(imports: list[Import]) -> None:
     wrong = deferred_outside_commands(imports)
     assert not wrong, "import these at the top of the module:\n" + "\n".join(map(str, wrong))
+
+
+#: The one module that imports while the program runs (``lazy.load``), command modules aside.
+LAZY_HOME = "alertstation.lazy"
+
+
+@dataclass(frozen=True)
+class LateImport:
+    """An ``import`` statement inside a function: which module, on which line, what it says."""
+
+    module: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} {self.text}"
+
+
+def late_imports(module: str, source: str) -> list[LateImport]:
+    """Return the function-level imports of any module (third-party and standard ones too)
+    in one module's source, those under ``if TYPE_CHECKING:`` excepted."""
+    tree = ast.parse(source)
+    type_only, deferred = _guarded_nodes(tree)
+    return sorted(
+        (
+            LateImport(module, node.lineno, ast.unparse(node))
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            and id(node) in deferred
+            and id(node) not in type_only
+        ),
+        key=lambda item: item.line,
+    )
+
+
+def late_imports_outside_lazy(root: Path = SOURCE) -> list[LateImport]:
+    """Return function-level imports outside ``alertstation.lazy`` and the ``cli`` modules."""
+    found: list[LateImport] = []
+    for module, path in module_names(root).items():
+        if module == LAZY_HOME or module.rpartition(".")[2] == "cli":
+            continue
+        found.extend(late_imports(module, path.read_text()))
+    return found
+
+
+def test_heavy_modules_are_imported_through_lazy_only() -> None:
+    """A module imported while the program runs goes through ``alertstation.lazy``."""
+    wrong = late_imports_outside_lazy()
+    assert not wrong, (
+        "name these at the top of the module, through alertstation.lazy for a heavy one:\n"
+        + "\n".join(map(str, wrong))
+    )
+
+
+def test_the_late_import_check_catches_every_kind() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import os\n"
+        "if TYPE_CHECKING:\n"
+        "    from fpdf import FPDF\n"
+        "def f():\n"
+        "    import scipy.signal\n"
+        "    if TYPE_CHECKING:\n"
+        "        import lxml\n"
+        "    from datetime import UTC\n"
+        "    def g():\n"
+        "        from alertstation import lazy\n"
+    )
+    found = [item.text for item in late_imports("m", source)]
+    assert found == [
+        "import scipy.signal",
+        "from datetime import UTC",
+        "from alertstation import lazy",
+    ]
 
 
 def test_the_checks_catch_what_they_are_for() -> None:

@@ -4,33 +4,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime
 from typing import Any
 
 import falcon
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 import alertstation.schema  # noqa: F401  (the whole schema on the shared metadata)
 from alertstation.alerts import routes as alerts_routes
 from alertstation.alerts import settings_routes as alert_settings_routes
-from alertstation.alerts.broadcast import BroadcastState
 from alertstation.alerts.poll import routes as poll_routes
 from alertstation.audio import routes as audio_routes
 from alertstation.audit import routes as audit_routes
-from alertstation.audit.ledger import AuditLedger
 from alertstation.auth import routes as auth_routes
 from alertstation.auth.middleware import SessionMiddleware
 from alertstation.auth.presence import request_signed_in
 from alertstation.context import Station
-from alertstation.db.engine import make_engine
 from alertstation.db.types import utcnow
 from alertstation.eas import routes as eas_routes
 from alertstation.eas.airing import routes as airing_routes
-from alertstation.eas.airing.queue import AiringState
 from alertstation.eas.forward import routes as forward_routes
 from alertstation.eas.log import routes as eas_log_routes
-from alertstation.eas.plain import PlainLanguage
 from alertstation.http.demo import DemoMasking
 from alertstation.http.errors import ErrorRenderer, install_error_handlers
 from alertstation.http.media import install_media_handlers
@@ -41,29 +35,24 @@ from alertstation.http.routing import (
     RouteRegistry,
     check_responders_declared,
 )
-from alertstation.http.templates import Templates
 from alertstation.notifications import routes as notifications_routes
 from alertstation.operations import routes as operations_routes
 from alertstation.operations.compliance import routes as compliance_routes
 from alertstation.operations.public import routes as public_routes
 from alertstation.security.autoban import routes as autoban_routes
 from alertstation.security.autoban.detectors import AutoBanMiddleware
-from alertstation.security.autoban.settings import AutobanSettingsCache
 from alertstation.security.bans import routes as security_routes
-from alertstation.security.bans.gate import BanCache, BanGate
+from alertstation.security.bans.gate import BanGate
 from alertstation.security.center import routes as center_routes
 from alertstation.security.geoip import routes as geoip_routes
 from alertstation.security.hostban import routes as hostban_routes
-from alertstation.security.hostban import service as hostban_service
 from alertstation.settings import Settings
 from alertstation.settings_admin import routes as settings_admin_routes
-from alertstation.settings_admin.sections import station_time_zone
+from alertstation.station import build_station
 from alertstation.system import routes as system_routes
 from alertstation.traffic import routes as traffic_routes
 from alertstation.traffic.recorder import TrafficMiddleware, TrafficRecorder
 from alertstation.zones import routes as zones_routes
-from alertstation.zones.catalog import ZoneCatalog
-from alertstation.zones.places import PlaceNames
 
 RouteSource = Callable[[Station], list[Route]]
 
@@ -103,44 +92,6 @@ class StationApp(falcon.App):
     station: Station
     registry: RouteRegistry
     traffic: TrafficRecorder
-
-
-def build_station(
-    settings: Settings,
-    engine: Engine | None = None,
-    clock: Callable[[], datetime] = utcnow,
-) -> Station:
-    """Create the shared dependencies of one process."""
-    engine = engine if engine is not None else make_engine(settings.database_url)
-    airing = AiringState(engine)
-    station = Station(
-        settings=settings,
-        engine=engine,
-        templates=Templates(),
-        ledger=AuditLedger(settings.audit_ledger_key),
-        zones=ZoneCatalog(engine),
-        bans=BanCache(engine, clock=clock),
-        airing=airing,
-        autoban_settings=AutobanSettingsCache(engine),
-        broadcast=BroadcastState(engine, clock=clock, airing=airing),
-        clock=clock,
-    )
-    station.bans.add_change_listener(lambda: hostban_service.mirror_change(station))
-    station.templates.time_zone_source = lambda: _station_time_zone(engine)
-    station.templates.plain_text_source = lambda header, near, zone: PlainLanguage(
-        PlaceNames(station.zones), zone
-    ).text_or_none(header, near=near)
-    return station
-
-
-def _station_time_zone(engine: Engine) -> tzinfo:
-    """Read the station's time zone for one page (UTC when the database cannot say)."""
-    try:
-        with engine.connect() as conn:
-            return station_time_zone(conn)
-    except SQLAlchemyError:
-        log.warning("station time zone unreadable; the page shows UTC", exc_info=True)
-        return UTC
 
 
 def build_registry(

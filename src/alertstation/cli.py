@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from alertstation.alerts.cli import add_alerts_commands
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 def _open_station() -> Station:
     """Return a Station on the configured database (refused while migrations are pending)."""
-    from alertstation.app import build_station
+    from alertstation.station import build_station
 
     settings, engine = open_database()
     return build_station(settings, engine)
@@ -57,7 +58,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     """Upgrade the database schema to the newest revision."""
     from alertstation.db.migrate import head_revision, pending_revisions, upgrade_to_head
 
-    engine = _engine(_settings())
+    engine = _engine(_settings(create=not args.check))
     if args.check:
         pending = pending_revisions(engine)
         if pending:
@@ -81,7 +82,7 @@ def _record_migrated_settings(engine: Engine) -> None:
     from alertstation.settings_admin.sections import record_moved_time_zone
 
     with begin_write(engine) as conn:
-        zone = record_moved_time_zone(conn, AuditLedger(_settings().audit_ledger_key))
+        zone = record_moved_time_zone(conn, AuditLedger(_settings(create=True).audit_ledger_key))
     if zone is not None:
         print(f"the weekly test's time zone {zone} is now the station time zone")
 
@@ -115,7 +116,7 @@ def cmd_user_ensure_admin(args: argparse.Namespace) -> int:
     from alertstation.auth.service import count_active_admins, create_user
     from alertstation.db.engine import begin_write
 
-    settings, engine = open_database()
+    settings, engine = open_database(create=True)
     with begin_write(engine) as conn:
         if count_active_admins(conn):
             print("an admin account already exists; nothing to do")
@@ -188,17 +189,32 @@ def cmd_user_list(args: argparse.Namespace) -> int:
         accounts = service.list_users(conn)
     if not accounts:
         print("no accounts yet; create one with `alertstation user create`")
+        return 0
+    print(f"{'USERNAME':24} {'ROLE':10} STATE")
     for user in accounts:
         state = "enabled" if user.is_active else "disabled"
         print(f"{user.username:24} {user.role:10} {state}")
     return 0
 
 
+def _listing_settings() -> Settings:
+    """Settings enough to build the route table: no data directory, database or key is read."""
+    from alertstation.settings import assets_dir_from
+
+    return Settings(
+        data_dir=Path(os.devnull),
+        database_url="sqlite://",
+        secret_key="route-listing-" + "0" * 32,
+        audit_ledger_key="route-listing-" + "0" * 32,
+        assets_dir=assets_dir_from(os.environ),
+    )
+
+
 def cmd_routes(args: argparse.Namespace) -> int:
     """List every registered route with its access rule."""
     from alertstation.app import build_registry, build_station
 
-    registry = build_registry(build_station(_settings()))
+    registry = build_registry(build_station(_listing_settings()))
     rows = [(r.method, r.path, str(r.access), r.summary) for r in registry]
     if args.json:
         import orjson
@@ -269,11 +285,11 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run periodic jobs, the EAS airing loop and the audio monitor; only the leader runs them."""
-    from alertstation.app import build_station
     from alertstation.audio.monitor import start_monitor
     from alertstation.eas.airing.onair import start_airing
     from alertstation.operations.certificate import EXPIRY_CHECK_INTERVAL, expiry_job
     from alertstation.operations.compliance.service import COMPLIANCE_JOB
+    from alertstation.station import build_station
     from alertstation.worker.jobs import JOBS, Job
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
@@ -308,26 +324,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     The worker is restarted with back-off when it exits; when it keeps failing, or the web
     server exits, ``run`` stops and exits 1 so the service manager restarts the station.
     """
-    from alertstation.worker.supervisor import STATE_FILE, Supervisor, child_starter
+    from alertstation.worker.supervisor import supervise_argv
 
-    settings = _settings()
+    settings = _settings(create=True)
     _require_current_schema(settings)
     _ensure_zone_catalog(settings)
     _sweep_uploads(settings)
-    stop = threading.Event()
-    _stop_on_signals(stop)
-    python = [sys.executable, "-m", "alertstation"]
-    web = [*python, "serve", "--bind", args.bind]
-    web += ["--workers", str(args.workers), "--threads", str(args.threads)]
-    supervisor = Supervisor(
-        start_web=child_starter(web),
-        start_worker=child_starter([*python, "worker"]),
-        state_path=settings.data_dir / STATE_FILE,
-        sleep=stop.wait,
-        monotonic=time.monotonic,
-    )
-    print(f"Alert Station {__version__} serving on http://{args.bind}/", flush=True)
-    return supervisor.run()
+    # What stays up is a fresh interpreter holding only the supervisor (same pid and group).
+    level, fmt = settings.log_level, "text" if sys.stderr.isatty() else settings.log_format
+    argv = supervise_argv(args.bind, args.workers, args.threads, settings.data_dir, level, fmt)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return EXIT_FAILURE  # pragma: no cover (execv does not return)
 
 
 def _positive_int(text: str) -> int:

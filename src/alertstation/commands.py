@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.db.engine import make_engine
-from alertstation.db.migrate import pending_revisions
+from alertstation.db.migrate import is_at_head, pending_revisions
 from alertstation.db.restore_plan import RESOLVED, finish_pending_restore
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings, warn_skipped_variables
@@ -34,13 +34,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def load_settings() -> Settings:
+def load_settings(*, create: bool = False) -> Settings:
     """Read the settings from the environment and configure logging for a command.
 
-    A restore that was killed while it switched over is finished (or dropped) first, and the
-    settings read again, so no command sees half a station.
+    A data directory that does not exist is refused, naming it, unless ``create`` (``migrate``,
+    ``run`` and ``user ensure-admin`` make a new station). A restore that was killed while it
+    switched over is finished (or dropped) first, and the settings read again, so no command
+    sees half a station.
     """
-    settings = Settings.from_env()
+    settings = Settings.from_env(create_data_dir=create)
     configure_logging(settings.log_level, "text" if sys.stderr.isatty() else settings.log_format)
     if finish_pending_restore(settings.data_dir, settings.database_url) in RESOLVED:
         settings = Settings.from_env()
@@ -54,7 +56,9 @@ def open_engine(settings: Settings) -> Engine:
 
 
 def check_schema(engine: Engine) -> None:
-    """Raise CommandError while migrations are pending."""
+    """Raise CommandError while migrations are pending (Alembic is loaded only then)."""
+    if is_at_head(engine):
+        return
     pending = pending_revisions(engine)
     if pending:
         raise CommandError(
@@ -72,12 +76,13 @@ def require_current_schema(settings: Settings) -> None:
         engine.dispose()
 
 
-def open_database() -> tuple[Settings, Engine]:
+def open_database(*, create: bool = False) -> tuple[Settings, Engine]:
     """Return the settings and an engine, refusing a database that still needs migrating.
 
     Sub-commands that work on the database start here; they dispose of the engine when done.
+    A data directory that does not exist is refused unless ``create``.
     """
-    settings = load_settings()
+    settings = load_settings(create=create)
     engine = open_engine(settings)
     try:
         check_schema(engine)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from alertstation.app import create_app
 from alertstation.http.connection import ConnectionControl
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings, warn_skipped_variables
+from alertstation.version import __version__
 
 
 class StationServer(BaseApplication):
@@ -32,6 +34,28 @@ class StationServer(BaseApplication):
         return ConnectionControl(create_app(settings))
 
 
+def announce_when_ready(bind: str) -> Any:
+    """Return gunicorn's ``post_worker_init`` hook printing that the station serves.
+
+    It runs in a web worker once the app is built, right before the worker accepts
+    connections, so the line never comes before the port answers. Only the first worker
+    gunicorn starts prints it (a worker started later, or a second one, does not).
+    """
+
+    def announce(worker: Any) -> None:
+        if worker.age == 1:
+            print(f"Alert Station {__version__} serving on http://{bind}/", flush=True)
+
+    return announce
+
+
+def freeze_before_fork(server: Any, worker: Any) -> None:
+    """gunicorn's ``pre_fork`` hook: move every object the arbiter holds out of the garbage
+    collector's reach, so a web worker's collections do not copy the pages it shares with the
+    arbiter (the imported modules)."""
+    gc.freeze()
+
+
 def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
     """Run gunicorn in the foreground until it is told to stop.
 
@@ -51,5 +75,7 @@ def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
             # gunicorn's largest request line, above the app's own 4096-character target limit
             # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
             "limit_request_line": 8190,
+            "post_worker_init": announce_when_ready(bind),
+            "pre_fork": freeze_before_fork,
         }
     ).run()

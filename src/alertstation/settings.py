@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alertstation import lazy
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
@@ -32,6 +34,8 @@ _REQUIRED_WHEN_SAVED = frozenset({"DATABASE_URL"})
 _CHECKED_WHEN_USED = frozenset({"ALERTSTATION_IPAWS_TRUST_ANCHORS"})
 
 log = logging.getLogger("alertstation.settings")
+
+x509 = lazy.module("cryptography.x509")
 
 
 class SettingsError(ValueError):
@@ -72,15 +76,25 @@ class Settings:
         return self.database_url.startswith("sqlite")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, create_data_dir: bool = True
+    ) -> Settings:
         """Build settings from the environment and the station's saved variables.
 
         The data directory comes from the process environment only; the other variables may
         also be saved in ``<data dir>/station.env`` (the settings page writes it), and a value in
-        the process environment wins over a saved one.
+        the process environment wins over a saved one. Without ``create_data_dir`` a data
+        directory that does not exist is refused (SettingsError naming it) rather than created
+        empty, with new keys, as a new station.
         """
         process_env = os.environ if environ is None else environ
-        data_dir = private_data_dir(Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data"))
+        wanted = Path(process_env.get("ALERTSTATION_DATA_DIR") or "./data")
+        if not create_data_dir and not wanted.is_dir():
+            raise SettingsError(
+                f"the data directory {wanted.resolve()} does not exist (ALERTSTATION_DATA_DIR); "
+                "`alertstation migrate` creates a new station there"
+            )
+        data_dir = private_data_dir(wanted)
         saved, skipped = usable_saved_variables(read_env_file(data_dir / ENV_FILE), process_env)
         env = {**saved, **process_env}
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'alertstation.db'}"
@@ -93,7 +107,7 @@ class Settings:
             audit_ledger_key=(
                 env.get("AUDIT_LEDGER_KEY") or load_or_create_key(data_dir, LEDGER_KEY_FILE)
             ),
-            assets_dir=Path(env.get("ALERTSTATION_ASSETS_DIR") or "./assets").resolve(),
+            assets_dir=assets_dir_from(env),
             session_lifetime_hours=_positive_float(env, "SESSION_LIFETIME_HOURS", 12.0),
             wx_zone_dbf_path=Path(dbf_path).resolve() if dbf_path else None,
             trusted_proxies=parse_networks(
@@ -112,6 +126,11 @@ class Settings:
             skipped_variables=skipped,
             preflight_concurrency=_small_count(env, "ALERTSTATION_PREFLIGHT_CONCURRENCY", 4),
         )
+
+
+def assets_dir_from(env: Mapping[str, str]) -> Path:
+    """Return the folder of zone DBF snapshots (``ALERTSTATION_ASSETS_DIR``, else ./assets)."""
+    return Path(env.get("ALERTSTATION_ASSETS_DIR") or "./assets").resolve()
 
 
 def usable_saved_variables(
@@ -318,9 +337,6 @@ def read_anchor_bundle(path: Path) -> list[Any]:
     One reader for both the settings check and the alert trust anchors
     (``alertstation.alerts.trust``), so a saved bundle is exactly what the verifier loads.
     """
-    # Imported here: the certificate code is only needed when a bundle is read.
-    from cryptography import x509
-
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_BUNDLE_BYTES + 1)
@@ -329,7 +345,7 @@ def read_anchor_bundle(path: Path) -> list[Any]:
     if len(data) > MAX_BUNDLE_BYTES:
         raise ValueError(f"{path} is larger than {MAX_BUNDLE_BYTES} bytes; not a PEM bundle")
     try:
-        return x509.load_pem_x509_certificates(data)
+        return x509.load_pem_x509_certificates(data)  # cryptography is imported here
     except ValueError as ex:
         raise ValueError(
             f"{path}: trust anchor bundle holds no readable PEM certificate: {ex}"

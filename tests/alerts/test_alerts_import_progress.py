@@ -36,6 +36,7 @@ def station_env(
 ) -> Iterator[Engine]:
     monkeypatch.setenv("DATABASE_URL", engine.url.render_as_string(hide_password=False))
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
     yield engine
     clear_tables(engine)

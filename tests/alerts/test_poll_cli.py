@@ -26,6 +26,7 @@ def station_env(
 ) -> Iterator[Engine]:
     monkeypatch.setenv("DATABASE_URL", engine.url.render_as_string(hide_password=False))
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
     with begin_write(engine) as conn:
         set_alert_settings(conn, zone_codes=["040109"])

@@ -346,6 +346,7 @@ def test_import_route_api_and_detail_page_show_the_outcome(
 def cli_env(db: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
     monkeypatch.setenv("DATABASE_URL", db.url.render_as_string(hide_password=False))
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
     return db
 

@@ -20,6 +20,13 @@ from alertstation.db.engine import make_engine
 from alertstation.db.migrate import upgrade_to_head
 
 
+def station_dir(tmp_path: Path) -> Path:
+    """Return an existing data directory (commands refuse one that does not exist)."""
+    path = tmp_path / "data"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 def run_audit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "alertstation", "audit", *args],
@@ -34,7 +41,7 @@ def run_audit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
 def cli_env(db: Engine, ledger_key: str, tmp_path: Path) -> dict[str, str]:
     return {
         "DATABASE_URL": db.url.render_as_string(hide_password=False),
-        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_DATA_DIR": str(station_dir(tmp_path)),
         "AUDIT_LEDGER_KEY": ledger_key,
         "ALERTSTATION_LOG_FORMAT": "text",
     }
@@ -111,7 +118,7 @@ def test_audit_commands_refuse_an_unmigrated_database(
 ) -> None:
     env = {
         "DATABASE_URL": empty_database,
-        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_DATA_DIR": str(station_dir(tmp_path)),
         "AUDIT_LEDGER_KEY": ledger_key,
     }
     for command in (["verify"], ["head"]):
@@ -197,7 +204,7 @@ def test_a_dropped_audit_table_is_a_failed_line_not_a_traceback(
         engine.dispose()
     env = {
         "DATABASE_URL": empty_database,
-        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_DATA_DIR": str(station_dir(tmp_path)),
         "AUDIT_LEDGER_KEY": ledger_key,
         "ALERTSTATION_LOG_FORMAT": "text",
     }
@@ -213,7 +220,7 @@ def test_a_database_that_cannot_be_read_is_a_failed_line(ledger_key: str, tmp_pa
     garbage.write_bytes(b"this is not an SQLite file" * 200)
     env = {
         "DATABASE_URL": f"sqlite:///{garbage}",
-        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_DATA_DIR": str(station_dir(tmp_path)),
         "AUDIT_LEDGER_KEY": ledger_key,
         "ALERTSTATION_LOG_FORMAT": "text",
     }

@@ -55,8 +55,10 @@ def test_the_refusal_guard_catches_a_client_the_flood_detector_banned(tmp_path: 
         check_never_refused(engine, results[-1], page)  # type: ignore[arg-type]
 
 
-def _bench(name: str, group: str, role: str, median: float) -> dict[str, object]:
-    extra = {"role": role, "peer": "the peer"}
+def _bench(
+    name: str, group: str, role: str | None, median: float, **more: object
+) -> dict[str, object]:
+    extra = {"role": role, "peer": "the peer", **more}
     return {"name": name, "group": group, "extra_info": extra, "stats": {"median": median}}
 
 
@@ -120,3 +122,31 @@ def test_round_times_reads_back_each_timed_round_in_order() -> None:
     timer()
     with pytest.raises(RuntimeError, match="more rounds"):
         timer()  # a fourth round was never timed
+
+
+def test_report_prints_readings_with_their_goal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readings = [
+        {
+            "label": "footprint.station",
+            "ours": 200.0,
+            "against": 160.0,
+            "unit": "MiB",
+            "goal": "<= 160 MiB",
+            "max_ratio": 1.0,
+        },
+        {
+            "label": "footprint.start.version",
+            "ours": 0.6,
+            "against": 0.5,
+            "unit": "s",
+            "goal": "<= 1.5x floor",
+            "max_ratio": 1.5,
+        },
+    ]
+    runs = [_bench("r", "footprint", None, 0.0, readings=readings)]
+    assert report.main([_write(tmp_path, runs)]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert lines["footprint.station"].endswith("1.25x  <= 160 MiB (MISSED)")
+    assert lines["footprint.start.version"].endswith("1.20x  <= 1.5x floor (met)")

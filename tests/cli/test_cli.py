@@ -185,3 +185,41 @@ def test_passwd_and_disable(cli_env: dict[str, str], empty_database: str) -> Non
     engine.dispose()
     assert verify_password(row.password_hash, "an entirely new secret")
     assert row.is_active is False or row.is_active == 0
+
+
+def test_a_missing_data_directory_is_refused_by_name_not_created(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "data"
+    for command in (["user", "list"], ["migrate", "--check"], ["audit", "verify"]):
+        result = alertstation(command, cli_env)
+        assert result.returncode != 0, command
+        assert f"the data directory {missing} does not exist" in result.stderr, command
+        assert not missing.exists(), command
+    # Commands that need neither the database nor the keys ignore it.
+    wav = tmp_path / "rwt.wav"
+    header = "ZCZC-WXR-RWT-039173+0030-1241720-KCLE/NWS-"
+    encode = ["eas", "encode", "--header", header, "--attention-seconds", "0", "--out", str(wav)]
+    for command in (["version"], ["routes"], encode, ["eas", "decode", str(wav)]):
+        assert alertstation(command, cli_env).returncode == 0, command
+        assert not missing.exists(), command
+    # migrate makes a new station there; user list then has a header row.
+    assert alertstation(["migrate"], cli_env).returncode == 0
+    assert missing.is_dir()
+    assert alertstation(["user", "ensure-admin"], cli_env).returncode == 0
+    listed = alertstation(["user", "list"], cli_env)
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = listed.stdout.splitlines()
+    assert header.split() == ["USERNAME", "ROLE", "STATE"]
+    assert rows[0].split() == ["admin", "admin", "enabled"]
+
+
+def test_user_ensure_admin_creates_the_data_directory(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    migrated = alertstation(["migrate"], {**cli_env, "ALERTSTATION_DATA_DIR": str(tmp_path / "m")})
+    assert migrated.returncode == 0, migrated.stderr
+    fresh = {**cli_env, "ALERTSTATION_DATA_DIR": str(tmp_path / "other")}
+    result = alertstation(["user", "ensure-admin"], fresh)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "other").is_dir()

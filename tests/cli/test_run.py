@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from pathlib import Path
 
 import orjson
@@ -42,3 +43,16 @@ def test_run_serves_healthz_and_elects_the_worker(tmp_path: Path) -> None:
             served.log,
         )
         assert '"status":200' in served.text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_serving_is_printed_only_once_the_port_accepts(tmp_path: Path, command: str) -> None:
+    """The "serving on" line comes from the first web worker, once it is about to accept: a
+    connection made the moment the line is seen is accepted at once, never refused."""
+    with station_process(tmp_path, command) as served:
+        line = f"serving on http://127.0.0.1:{served.port}/"
+        wait_until(lambda: line in served.text(), f"{command} never printed {line!r}", served.log)
+        socket.create_connection(("127.0.0.1", served.port), timeout=30).close()
+        assert served.text().count(line) == 1
+        served.wait_healthy()

@@ -365,6 +365,52 @@ def test_stop_and_remove_need_eas_broadcast(station: StationHarness) -> None:
     assert anonymous.status_code == 401
 
 
+def test_the_worker_stopping_takes_the_stop_path_cut_eom_relays_released(
+    station: StationHarness, alsa: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM of the worker (its stop event) with a message on the air: the audio is cut, the
+    EOM sent, the relays released, and only then does the airing step return."""
+    events: list[str] = []
+    monkeypatch.setattr(relays, "open_gpio", lambda: RecordingGpio(events))
+    with begin_write(station.engine) as conn:
+        sections.save(
+            conn,
+            sections.HARDWARE,
+            {"relay_pins": [17], "relay_active_high": True},
+            updated_by="test",
+            now=station.clock(),
+        )
+    app_station = station.app.station
+    on_air = queue_message(app_station, long_message(60.0))
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=onair.run_once,
+        args=(app_station,),
+        kwargs={"cancel": stop, "trace": events.append},
+    )
+    thread.start()
+    try:
+        wait_for(lambda: (alsa / "play-0.wav").exists())
+        stop.set()
+    finally:
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert [e for e in events if not e.startswith("first_audio:")] == [
+        "gpio17=closed",
+        "shutdown",
+        "audio_cut:alsa",
+        "eom_sent:alsa",
+        "gpio17=open",
+        "relays_released",
+    ]
+    with wave.open(str(alsa / "play-1.wav")) as eom:
+        pcm = np.frombuffer(eom.readframes(eom.getnframes()), dtype="<i2")
+        decoded = decode_pcm(pcm, eom.getframerate())
+    assert [(d.kind, d.bursts) for d in decoded] == [("eom", 3)]
+    row = next(r for r in queue_rows(station) if r.id == on_air["queue"]["id"])
+    assert (row.state, row.error) == ("interrupted", airing.INTERRUPTED_ERROR)
+
+
 def test_stop_cuts_a_live_relay_sends_the_eom_then_releases_the_relays(
     station: StationHarness,
     operator: SignedIn,

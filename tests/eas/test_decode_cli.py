@@ -49,8 +49,11 @@ def test_prints_exactly_the_headers(
 ) -> None:
     assert run(parser, ["eas", "decode", *map(str, VALID)]) == 0
     out, err = capsys.readouterr()
-    assert out == "".join(f"{expected[path.name]}\n" for path in VALID)
+    assert len(VALID) > 1  # several files: each line names its file
+    assert out == "".join(f"{path}: {expected[path.name]}\n" for path in VALID)
     assert err == ""
+    assert run(parser, ["eas", "decode", str(VALID[0])]) == 0
+    assert capsys.readouterr().out == f"{expected[VALID[0].name]}\n"  # one file: no name
 
 
 def test_eom_and_json(
@@ -89,7 +92,7 @@ def test_exit_2_for_unreadable_files_after_decoding_the_others(
     missing = tmp_path / "missing.wav"
     assert run(parser, ["eas", "decode", str(missing), str(VALID[0]), str(broken)]) == 2
     out, err = capsys.readouterr()
-    assert out == f"{expected[VALID[0].name]}\n"
+    assert out == f"{VALID[0]}: {expected[VALID[0].name]}\n"
     lines = err.splitlines()
     assert lines == [
         f"alertstation: error: {missing}: No such file or directory",
@@ -114,7 +117,7 @@ def test_end_to_end_python_m_alertstation(expected: dict[str, str]) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "".join(f"{expected[path.name]}\n" for path in VALID)
+    assert result.stdout == "".join(f"{path}: {expected[path.name]}\n" for path in VALID)
     result = subprocess.run(
         [sys.executable, "-m", "alertstation", "eas", "decode", *map(str, INVALID)],
         capture_output=True,
@@ -212,7 +215,7 @@ def test_a_header_refused_under_11_31_is_on_stderr_without_verbose(
     valid = _wav(tmp_path, "valid.wav", TORNADO, TORNADO, "NNNN", "NNNN")
     assert run(parser, ["eas", "decode", str(zero), str(valid)]) == 0
     out, err = capsys.readouterr()
-    assert out == f"{TORNADO}\n"
+    assert out == f"{valid}: {TORNADO}\n"
     assert "breaks 47 CFR 11.31" in err
     assert run(parser, ["eas", "decode", "--json", str(zero)]) == 1
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

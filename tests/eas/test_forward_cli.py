@@ -35,6 +35,7 @@ def station(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     url = engine.url.render_as_string(hide_password=False)
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
     yield build_station(make_settings(tmp_path, url), engine)
     clear_tables(engine)

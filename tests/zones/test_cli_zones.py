@@ -15,6 +15,13 @@ from alertstation.zones.service import count_zones
 from tests.zones.zonefiles import LAND, MARINE, copy_shared, require_shared_data, write_dbf
 
 
+def station_dir(tmp_path: Path) -> Path:
+    """Return an existing data directory (commands refuse one that does not exist)."""
+    path = tmp_path / "data"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 def zones(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "WX_ZONE_DBF_PATH"}
     return subprocess.run(
@@ -31,7 +38,7 @@ def cli_env(empty_database: str, tmp_path: Path) -> dict[str, str]:
     require_shared_data()
     return {
         "DATABASE_URL": empty_database,
-        "ALERTSTATION_DATA_DIR": str(tmp_path / "data"),
+        "ALERTSTATION_DATA_DIR": str(station_dir(tmp_path)),
         "ALERTSTATION_ASSETS_DIR": str(tmp_path / "assets"),
         "ALERTSTATION_LOG_FORMAT": "text",
     }

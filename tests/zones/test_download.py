@@ -584,6 +584,7 @@ def tiny_parser() -> Parser:
 @pytest.fixture
 def station_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, assets: Path) -> Path:
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     monkeypatch.setenv("ALERTSTATION_ASSETS_DIR", str(assets))
     monkeypatch.delenv("DATABASE_URL", raising=False)
     return assets

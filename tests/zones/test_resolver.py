@@ -131,4 +131,5 @@ def test_default_assets_directory_comes_from_settings(
     touch(tmp_path / "assets", "z_18mr25.dbf")
     monkeypatch.setenv("ALERTSTATION_ASSETS_DIR", str(tmp_path / "assets"))
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir(exist_ok=True)  # an existing station's
     assert resolve_dbf_paths() == {"public": tmp_path / "assets" / "z_18mr25.dbf"}

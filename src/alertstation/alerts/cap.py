@@ -14,8 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from lxml import etree
-
+from alertstation import lazy
 from alertstation.alerts.capfast import fast_fields
 from alertstation.alerts.model import (
     MSG_TYPES,
@@ -43,6 +42,8 @@ from alertstation.alerts.parsing import (
 )
 from alertstation.alerts.signature import TrustAnchors, check_signature
 from alertstation.alerts.vtec import parse_vtec_strings
+
+etree = lazy.module("lxml.etree")
 
 CAP_NAMESPACES = {
     "urn:oasis:names:tc:emergency:cap:1.2": "1.2",

@@ -28,7 +28,9 @@ import threading
 from datetime import UTC, datetime
 from xml.parsers import expat
 
-from lxml import etree
+from alertstation import lazy
+
+etree = lazy.module("lxml.etree")
 
 #: Largest single CAP message accepted (bytes). Real agency messages are a few kilobytes;
 #: the longest hurricane statements stay well under 200 KiB.
@@ -167,11 +169,17 @@ _NEXT_DOCUMENT_CODES = frozenset(
 )
 
 
-class _NoExternal(etree.Resolver):
-    """Answer every external load libxml2 asks for with an empty document."""
+@functools.cache
+def _no_external() -> type:
+    """Return the resolver class (defined on first use: lxml is imported then)."""
 
-    def resolve(self, system_url: str, public_id: str, context: object) -> object:
-        return self.resolve_string("", context)
+    class _NoExternal(etree.Resolver):
+        """Answer every external load libxml2 asks for with an empty document."""
+
+        def resolve(self, system_url: str, public_id: str, context: object) -> object:
+            return self.resolve_string("", context)
+
+    return _NoExternal
 
 
 def hardened_parser() -> etree.XMLParser:
@@ -184,7 +192,7 @@ def hardened_parser() -> etree.XMLParser:
         huge_tree=False,
         collect_ids=False,
     )
-    parser.resolvers.add(_NoExternal())
+    parser.resolvers.add(_no_external()())
     return parser
 
 

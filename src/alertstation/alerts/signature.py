@@ -14,25 +14,23 @@ child of ``<alert>``, with exactly one ``Reference`` whose URI is "" (the whole 
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from lxml import etree
-from signxml import SignatureConfiguration, XMLVerifier
-from signxml.exceptions import (
-    InvalidCertificate,
-    InvalidDigest,
-    InvalidInput,
-    InvalidSignature,
-)
-from signxml.util import X509CertChainVerifier
-
+from alertstation import lazy
 from alertstation.alerts.model import UNSIGNED, SignatureCheck
 from alertstation.alerts.parsing import hardened_parser
+
+etree = lazy.module("lxml.etree")
+
+x509 = lazy.module("cryptography.x509")
+signxml = lazy.module("signxml")
+signxml_errors = lazy.module("signxml.exceptions")
+signxml_util = lazy.module("signxml.util")
 
 DSIG_NS = "http://www.w3.org/2000/09/xmldsig#"
 _SIGNATURE = f"{{{DSIG_NS}}}Signature"
@@ -79,32 +77,37 @@ class TrustAnchors:
         return any(certificate == anchor for anchor in self.certificates)
 
 
-class _AnchorStoreChainVerifier(X509CertChainVerifier):
-    """signxml's chain verifier with a store of our anchors instead of a PEM file."""
+@functools.cache
+def _verifier_class() -> type:
+    """Return the verifier class (defined on first use: signxml is imported then)."""
 
-    def __init__(self, anchors: Sequence[x509.Certificate], **kwargs: Any) -> None:
-        self._anchors = list(anchors)
-        super().__init__(ca_pem_file="<configured trust anchors>", **kwargs)
+    class _AnchorStoreChainVerifier(signxml_util.X509CertChainVerifier):
+        """signxml's chain verifier with a store of our anchors instead of a PEM file."""
 
-    @property
-    def store(self) -> x509.verification.Store:
-        return x509.verification.Store(self._anchors)
+        def __init__(self, anchors: Sequence[x509.Certificate], **kwargs: Any) -> None:
+            self._anchors = list(anchors)
+            super().__init__(ca_pem_file="<configured trust anchors>", **kwargs)
 
+        @property
+        def store(self) -> x509.verification.Store:
+            return x509.verification.Store(self._anchors)
 
-class _AnchoredVerifier(XMLVerifier):
-    """signxml's verifier building certificate paths to our anchors at our check time."""
+    class _AnchoredVerifier(signxml.XMLVerifier):
+        """signxml's verifier building certificate paths to our anchors at our check time."""
 
-    def __init__(self, trust: TrustAnchors) -> None:
-        super().__init__()
-        self._trust = trust
+        def __init__(self, trust: TrustAnchors) -> None:
+            super().__init__()
+            self._trust = trust
 
-    def get_cert_chain_verifier(self, ca_pem_file: Any, ee_policy: Any, ca_policy: Any) -> Any:
-        return _AnchorStoreChainVerifier(
-            self._trust.certificates,
-            verification_time=(self._trust.at or datetime.now(UTC)).astimezone(UTC),
-            ee_policy=ee_policy,
-            ca_policy=ca_policy,
-        )
+        def get_cert_chain_verifier(self, ca_pem_file: Any, ee_policy: Any, ca_policy: Any) -> Any:
+            return _AnchorStoreChainVerifier(
+                self._trust.certificates,
+                verification_time=(self._trust.at or datetime.now(UTC)).astimezone(UTC),
+                ee_policy=ee_policy,
+                ca_policy=ca_policy,
+            )
+
+    return _AnchoredVerifier
 
 
 def check_signature(
@@ -125,12 +128,12 @@ def check_signature(
         return SignatureCheck(
             "failed", "the message is signed, but no trust anchor is configured to check it"
         )
-    config = SignatureConfiguration(
+    config = signxml.SignatureConfiguration(
         require_x509=True, expect_references=1, location="./", verification_time=trust.at
     )
     try:
         _verify(document, trust, config, None)
-    except InvalidCertificate as ex:
+    except signxml_errors.InvalidCertificate as ex:
         # A signing certificate that is itself an anchor needs no chain; retry with it pinned.
         pinned = next((cert for cert in embedded if trust.contains(cert)), None)
         if pinned is None:
@@ -147,10 +150,10 @@ def check_signature(
 def _verify(
     document: bytes,
     trust: TrustAnchors,
-    config: SignatureConfiguration,
+    config: signxml.SignatureConfiguration,
     pinned: x509.Certificate | None,
 ) -> None:
-    verifier = _AnchoredVerifier(trust)
+    verifier = _verifier_class()(trust)
     verifier.verify(document, x509_cert=pinned, parser=hardened_parser(), expect_config=config)
 
 
@@ -190,12 +193,12 @@ def _embedded_certificates(signature: etree._Element) -> list[x509.Certificate] 
 
 def _reason(ex: BaseException) -> str:
     text = " ".join(str(ex).split())[:400]
-    if isinstance(ex, InvalidDigest):
+    if isinstance(ex, signxml_errors.InvalidDigest):
         return f"digest mismatch: the signed alert was changed after signing ({text})"
-    if isinstance(ex, InvalidCertificate):
+    if isinstance(ex, signxml_errors.InvalidCertificate):
         return f"signing certificate not trusted: {text}"
-    if isinstance(ex, InvalidSignature):
+    if isinstance(ex, signxml_errors.InvalidSignature):
         return f"signature value does not verify with the signing certificate's key ({text})"
-    if isinstance(ex, InvalidInput):
+    if isinstance(ex, signxml_errors.InvalidInput):
         return f"signature cannot be checked: {text}"
     return f"signature cannot be checked: {type(ex).__name__}: {text}"

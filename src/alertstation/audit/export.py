@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Sequence
 from datetime import datetime
 
 import orjson
-from fpdf import FPDF
 
+from alertstation import lazy
 from alertstation.audit.ledger import format_time
 from alertstation.audit.service import AuditEvent
 from alertstation.http.csv_cells import safe_cell
+
+fpdf = lazy.module("fpdf")
 
 CSV_COLUMNS = (
     "id",
@@ -72,8 +75,11 @@ def _latin1(text: str) -> str:
     return text.encode("latin-1", "replace").decode("latin-1")
 
 
-class _AuditReport(FPDF):
-    """An FPDF document whose every page repeats the column headings and numbers itself."""
+class _AuditPages:
+    """An FPDF document whose every page repeats the column headings and numbers itself.
+
+    Mixed into ``fpdf.FPDF`` by :func:`_report_class`, so fpdf is imported on the first report.
+    """
 
     def __init__(self, subtitle: str, generated: str) -> None:
         super().__init__(orientation="L", unit="mm", format="A4")
@@ -147,11 +153,17 @@ class _AuditReport(FPDF):
         self.set_xy(self.l_margin, top + height)
 
 
+@functools.cache
+def _report_class() -> type:
+    """Return the report class: the pages above on fpdf's document."""
+    return type("_AuditReport", (_AuditPages, fpdf.FPDF), {})
+
+
 def events_to_pdf(events: Sequence[AuditEvent], *, filters: str, generated_at: datetime) -> bytes:
     """Return the events as a PDF report: title, filters, generation time, paginated table."""
     stamp = generated_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     summary = f"Generated {stamp}; {len(events)} event(s), newest first"
-    pdf = _AuditReport(filters, summary)
+    pdf = _report_class()(filters, summary)
     pdf.set_title("Audit log")
     pdf.set_creator("Alert Station")
     pdf.add_page()

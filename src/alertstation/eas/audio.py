@@ -18,10 +18,12 @@ from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.signal import resample_poly
 
+from alertstation import lazy
 from alertstation.eas import kernels
 from alertstation.same import EOM_CODE, SameHeader
+
+scipy_signal = lazy.module("scipy.signal")
 
 Int16Array = npt.NDArray[np.int16]
 Float64Array = npt.NDArray[np.float64]
@@ -225,7 +227,7 @@ def resample(samples: npt.ArrayLike, from_rate: int, to_rate: int) -> Float64Arr
         return x.copy()
     g = math.gcd(from_rate, to_rate)
     up, down = to_rate // g, from_rate // g
-    resampled = resample_poly(x, up, down, window=("kaiser", RESAMPLE_KAISER_BETA))
+    resampled = scipy_signal.resample_poly(x, up, down, window=("kaiser", RESAMPLE_KAISER_BETA))
     return np.ascontiguousarray(resampled[: round(x.size * up / down)], dtype=np.float64)
 
 

@@ -20,11 +20,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from sqlalchemy import Connection
 
+from alertstation import lazy
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
@@ -38,6 +36,10 @@ CERT_FILE: Final[str] = "fullchain.pem"
 KEY_FILE: Final[str] = "privkey.pem"
 MAX_PEM_BYTES: Final[int] = 256 * 1024
 SYSTEM_TRUST_BUNDLE: Final[Path] = Path("/etc/ssl/certs/ca-certificates.crt")
+
+x509 = lazy.module("cryptography.x509")
+serialization = lazy.module("cryptography.hazmat.primitives.serialization")
+crypto_errors = lazy.module("cryptography.exceptions")
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def _public_bytes(key: Any) -> bytes:
 def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     try:
         cert.verify_directly_issued_by(issuer)
-    except (ValueError, TypeError, InvalidSignature):
+    except (ValueError, TypeError, crypto_errors.InvalidSignature):
         return False
     return True
 

@@ -35,7 +35,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from alertstation.db.types import utcnow
     from alertstation.operations.backup import BackupError, restore_archive
 
-    settings = load_settings()
+    settings = load_settings(create=True)  # a restore may make the station on a new host
     engine = open_engine(settings)
     try:
         report = restore_archive(

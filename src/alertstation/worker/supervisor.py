@@ -14,6 +14,11 @@ by gunicorn and its exit never seen.
 - The web server exits: the worker is stopped and ``run`` exits 1.
 - SIGTERM or SIGINT: both children are stopped and ``run`` exits 0.
 
+``run`` checks the schema and loads the zone catalog, then replaces itself (``exec``, same
+pid, same process group) with this module run as a program (:func:`main`), so the process
+that stays up for the station's life holds the standard library and this module, not the
+database and migration code it no longer needs.
+
 Both children share ``run``'s process group, so a signal to the group reaches all of them, and
 each asks the kernel for a parent-death signal (:func:`die_with_parent`), so ``kill -9`` of
 ``run`` does not leave a worker holding the leader lock.
@@ -33,11 +38,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
+
+from alertstation.logs import configure_logging
 
 log = logging.getLogger("alertstation.supervisor")
 
@@ -229,8 +238,7 @@ class Supervisor:
                     continue
                 self._stopping = self._sleep(self._poll)
         finally:
-            stop_process(worker)
-            stop_process(web)
+            stop_processes([worker, web])
             if self.state.state != "failed":
                 self.state.state = "stopped"
             self._save()
@@ -300,6 +308,23 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT
         process.wait()
 
 
+def stop_processes(
+    processes: Sequence[subprocess.Popen[bytes]], timeout: float = STOP_TIMEOUT
+) -> None:
+    """Ask every child to stop at once (SIGTERM); kill those still running after ``timeout``."""
+    running = [process for process in processes if process.poll() is None]
+    for process in running:
+        process.terminate()
+    deadline = time.monotonic() + timeout
+    for process in running:
+        try:
+            process.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            log.error("pid %d did not stop within %.0f s; killing it", process.pid, timeout)
+            process.kill()
+            process.wait()
+
+
 def child_starter(argv: Sequence[str]) -> Callable[[], subprocess.Popen[bytes]]:
     """Return a function that starts ``argv`` as a child that dies with this process."""
     env = {**os.environ, PARENT_ENV: str(os.getpid())}
@@ -308,3 +333,47 @@ def child_starter(argv: Sequence[str]) -> Callable[[], subprocess.Popen[bytes]]:
         return subprocess.Popen(list(argv), env=env)
 
     return start
+
+
+def supervise(bind: str, workers: int, threads: int, data_dir: Path) -> int:
+    """Start ``serve`` and ``worker`` as children and supervise them until stopped.
+
+    SIGTERM and SIGINT stop both children and return 0. The children print their own lines;
+    ``serve`` announces "serving" once its port answers.
+    """
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    python = [sys.executable, "-m", "alertstation"]
+    web = [*python, "serve", "--bind", bind, "--workers", str(workers), "--threads", str(threads)]
+    supervisor = Supervisor(
+        start_web=child_starter(web),
+        start_worker=child_starter([*python, "worker"]),
+        state_path=data_dir / STATE_FILE,
+        sleep=stop.wait,
+        monotonic=time.monotonic,
+    )
+    return supervisor.run()
+
+
+def supervise_argv(
+    bind: str, workers: int, threads: int, data_dir: Path, log_level: str, log_format: str
+) -> list[str]:
+    """Return the command line ``run`` replaces itself with once the station is prepared."""
+    options = [bind, str(workers), str(threads), str(data_dir), log_level, log_format]
+    return [sys.executable, "-m", __name__, *options]
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run as a program: ``python -m alertstation.worker.supervisor`` and :func:`supervise_argv`."""
+    bind, workers, threads, data_dir, level, fmt = argv
+    configure_logging(level, fmt)
+    return supervise(bind, int(workers), int(threads), Path(data_dir))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from alertstation.commands import CommandError
 from alertstation.http.outbound import FetchError, Limits, OutboundClient, copy_limited
-from alertstation.settings import Settings
+from alertstation.settings import assets_dir_from
 from alertstation.version import __version__
 
 DEFAULT_BASE = "https://www.weather.gov/gis"
@@ -741,10 +741,8 @@ def selected_families(args: argparse.Namespace) -> tuple[str, ...]:
 
 def cmd_zones_download(args: argparse.Namespace) -> int:
     """Download the zone DBFs into the assets directory (exit 1 when a family failed)."""
-    settings = Settings.from_env()
-    return run_download(
-        selected_families(args), settings.assets_dir, source=args.source, dry_run=args.dry_run
-    )
+    assets = assets_dir_from(os.environ)  # the data directory is not needed, nor read
+    return run_download(selected_families(args), assets, source=args.source, dry_run=args.dry_run)
 
 
 def add_download_command(

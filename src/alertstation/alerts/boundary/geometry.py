@@ -11,16 +11,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from markupsafe import escape
-from shapely import make_valid
-from shapely.geometry import MultiPolygon, Polygon, mapping, shape
-from shapely.geometry.base import BaseGeometry
-from shapely.ops import unary_union
 
+from alertstation import lazy
 from alertstation.alerts.model import Alert
+
+if TYPE_CHECKING:
+    from shapely.geometry import Polygon
+    from shapely.geometry.base import BaseGeometry
+
+shapely = lazy.module("shapely")
+shapely_geometry = lazy.module("shapely.geometry")
+shapely_ops = lazy.module("shapely.ops")
 
 KM_PER_DEGREE = 111.32
 CIRCLE_SIDES = 64
@@ -63,8 +68,8 @@ def cap_polygon(text: str) -> Polygon:
         raise ValueError(f"polygon: {len(points)} points; CAP needs at least four")
     if points[0] != points[-1]:
         raise ValueError("polygon: the first and last points differ; CAP polygons are closed")
-    polygon = Polygon(points)
-    return polygon if polygon.is_valid else _polygonal(make_valid(polygon))
+    polygon = shapely_geometry.Polygon(points)
+    return polygon if polygon.is_valid else _polygonal(shapely.make_valid(polygon))
 
 
 def cap_circle(text: str) -> Polygon:
@@ -82,7 +87,7 @@ def cap_circle(text: str) -> Polygon:
     radius = max(radius, 0.01)  # a point: a circle of 10 m still intersects what holds it
     dlat = radius / KM_PER_DEGREE
     dlon = radius / (KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01))
-    return Polygon(
+    return shapely_geometry.Polygon(
         (
             lon + dlon * math.cos(2 * math.pi * step / CIRCLE_SIDES),
             max(-90.0, min(90.0, lat + dlat * math.sin(2 * math.pi * step / CIRCLE_SIDES))),
@@ -93,12 +98,18 @@ def cap_circle(text: str) -> Polygon:
 
 def _polygonal(geometry: BaseGeometry) -> Polygon:
     """Return the largest polygon of a repaired geometry (make_valid may add lines or points)."""
-    members = [geometry] if isinstance(geometry, Polygon) else getattr(geometry, "geoms", [])
+    members = (
+        [geometry]
+        if isinstance(geometry, shapely_geometry.Polygon)
+        else getattr(geometry, "geoms", [])
+    )
     parts = [
         polygon
         for member in members
-        for polygon in (member.geoms if isinstance(member, MultiPolygon) else [member])
-        if isinstance(polygon, Polygon) and not polygon.is_empty
+        for polygon in (
+            member.geoms if isinstance(member, shapely_geometry.MultiPolygon) else [member]
+        )
+        if isinstance(polygon, shapely_geometry.Polygon) and not polygon.is_empty
     ]
     if not parts:
         raise ValueError("polygon: it encloses no area")
@@ -163,11 +174,11 @@ def _geometries(document: Any) -> Iterable[Any]:
 
 
 def vertex_count(geometry: BaseGeometry) -> int:
-    polygons = geometry.geoms if isinstance(geometry, MultiPolygon) else [geometry]
+    polygons = geometry.geoms if isinstance(geometry, shapely_geometry.MultiPolygon) else [geometry]
     return sum(
         len(p.exterior.coords) + sum(len(r.coords) for r in p.interiors)
         for p in polygons
-        if isinstance(p, Polygon)
+        if isinstance(p, shapely_geometry.Polygon)
     )
 
 
@@ -213,21 +224,23 @@ def repaired_area(data: bytes) -> BaseGeometry:
     parts = []
     for geometry in _geometries(document):
         try:
-            built = shape(geometry)
+            built = shapely_geometry.shape(geometry)
         except (ValueError, TypeError, AttributeError, IndexError) as ex:
             raise ValueError(f"boundary: a {geometry.get('type')} is malformed ({ex})") from None
         if not built.is_valid:
-            built = make_valid(built)
+            built = shapely.make_valid(built)
         parts.append(built)
     if not parts:
         raise ValueError("boundary: the document holds no polygon")
-    area = unary_union(parts)
+    area = shapely_ops.unary_union(parts)
     polygons = [
-        g for g in getattr(area, "geoms", [area]) if isinstance(g, Polygon) and not g.is_empty
+        g
+        for g in getattr(area, "geoms", [area])
+        if isinstance(g, shapely_geometry.Polygon) and not g.is_empty
     ]
     if not polygons:
         raise ValueError("boundary: the document's shapes enclose no area")
-    return polygons[0] if len(polygons) == 1 else MultiPolygon(polygons)
+    return polygons[0] if len(polygons) == 1 else shapely_geometry.MultiPolygon(polygons)
 
 
 def parse_boundary(
@@ -249,21 +262,21 @@ def parse_boundary(
 
 def boundary_geojson(area: BaseGeometry) -> str:
     """Return the area as a GeoJSON geometry string (what the station stores)."""
-    return orjson.dumps(mapping(area)).decode()
+    return orjson.dumps(shapely_geometry.mapping(area)).decode()
 
 
 def load_geojson(text: str) -> BaseGeometry:
     """Return the stored area (written by ``boundary_geojson``)."""
-    return shape(orjson.loads(text))
+    return shapely_geometry.shape(orjson.loads(text))
 
 
 # --- SVG ----------------------------------------------------------------------------------
 
 
 def _rings(geometry: BaseGeometry) -> Iterable[Sequence[tuple[float, float]]]:
-    polygons = geometry.geoms if isinstance(geometry, MultiPolygon) else [geometry]
+    polygons = geometry.geoms if isinstance(geometry, shapely_geometry.MultiPolygon) else [geometry]
     for polygon in polygons:
-        if isinstance(polygon, Polygon) and not polygon.is_empty:
+        if isinstance(polygon, shapely_geometry.Polygon) and not polygon.is_empty:
             yield list(polygon.exterior.coords)
             for interior in polygon.interiors:
                 yield list(interior.coords)
@@ -284,7 +297,7 @@ def svg_map(
     geometries = [s.geometry for s in shapes] + ([boundary] if boundary is not None else [])
     if not geometries:
         return ""
-    min_lon, min_lat, max_lon, max_lat = unary_union(geometries).bounds
+    min_lon, min_lat, max_lon, max_lat = shapely_ops.unary_union(geometries).bounds
     scale_x = math.cos(math.radians((min_lat + max_lat) / 2)) or 1.0
     span_x = max((max_lon - min_lon) * scale_x, 1e-6)
     span_y = max(max_lat - min_lat, 1e-6)

@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
-from shapely import wkb
-from shapely.geometry.base import BaseGeometry
-
+from alertstation import lazy
 from alertstation.alerts.boundary.geometry import repaired_area
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+wkb = lazy.module("shapely.wkb")
 
 REPAIR_SECONDS = 30  # wall clock and CPU time for one repair
 REPAIR_MEMORY_BYTES = 1024 * 1024 * 1024  # the child's address space

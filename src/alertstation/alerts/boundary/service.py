@@ -1,5 +1,8 @@
 """Boundary changes and intersection recalculation over the stored alerts.
 
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
 Uploading or clearing the boundary, and the explicit recalculation, re-evaluate every stored
 alert: each stored message is parsed again, its polygons and circles are tested against the
 boundary (``match_geometry``), then the whole store is re-matched so ``in_area`` and
@@ -12,9 +15,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import orjson
-from shapely.geometry.base import BaseGeometry
 from sqlalchemy import Connection, bindparam, select, update
 
 from alertstation.alerts.boundary.detail import parse_stored
@@ -24,6 +27,9 @@ from alertstation.alerts.service import get_alert_settings, rematch_store
 from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
 from alertstation.db import bump_generation
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 log = logging.getLogger(__name__)
 _A = cap_alerts.c

@@ -5,12 +5,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shapely.geometry.base import BaseGeometry
-from shapely.prepared import PreparedGeometry, prep
 from sqlalchemy import Connection, select
 
+from alertstation import lazy
 from alertstation.alerts.boundary.geometry import (
     AlertShape,
     boundary_geojson,
@@ -19,6 +18,12 @@ from alertstation.alerts.boundary.geometry import (
 )
 from alertstation.alerts.boundary.tables import BOUNDARY_ROW, NAME_WIDTH, station_boundary
 from alertstation.db import bump_generation
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+    from shapely.prepared import PreparedGeometry
+
+prepared = lazy.module("shapely.prepared")
 
 #: Moves with every upload and clear; an upload's revision is the value it moved to.
 GENERATION = "boundary"
@@ -73,7 +78,7 @@ def load_boundary(conn: Connection) -> Boundary | None:
     key = tuple(getattr(row, column.name) for column in _KEY)  # what was read, if it moved
     area = load_geojson(row.geojson)
     boundary = Boundary(
-        row.name, area, prep(area), row.vertex_count, row.uploaded_by, row.uploaded_at
+        row.name, area, prepared.prep(area), row.vertex_count, row.uploaded_by, row.uploaded_at
     )
     with _cache_lock:
         _cache.clear()  # one station, one boundary: keep only the newest

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, insert
 from sqlalchemy.exc import DBAPIError
 
+from alertstation import lazy
 from alertstation.alerts.tables import (
     cap_alert_geocodes,
     cap_alert_refs,
@@ -37,6 +38,8 @@ INSERT_CHILDREN = {
     table.name: insert(table).inline()
     for table in (cap_alert_geocodes, cap_alert_refs, cap_alert_vtec, eas_forward_queue)
 }
+
+psycopg = lazy.module("psycopg")
 
 
 class _RowInsert:
@@ -172,8 +175,6 @@ def pipeline(conn: Connection) -> Iterator[None]:
     if driver is None or not _pipeline_supported():
         yield
         return
-    import psycopg
-
     try:
         with driver.pipeline():
             yield
@@ -183,6 +184,4 @@ def pipeline(conn: Connection) -> Iterator[None]:
 
 @functools.cache
 def _pipeline_supported() -> bool:
-    import psycopg
-
     return bool(psycopg.Pipeline.is_supported())

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 from xml.parsers import expat
 
-from lxml import etree
-
+from alertstation import lazy
 from alertstation.alerts.cap import ATOM_NS, is_cap_alert
 from alertstation.alerts.parsing import (
     MAX_FEED_BYTES,
@@ -22,6 +21,8 @@ from alertstation.alerts.parsing import (
     parse_xml_document,
     split_documents,
 )
+
+etree = lazy.module("lxml.etree")
 
 _ATOM_FEED = f"{ATOM_NS} feed"
 

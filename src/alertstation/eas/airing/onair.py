@@ -162,15 +162,26 @@ def _finish(
 
 
 class _StopWatcher:
-    """Check the database for an operator's Stop while an item plays; cut the outputs on it."""
+    """Cut the outputs of the item on the air on an operator's Stop or the worker's shutdown.
+
+    Both take the one Stop path: the outputs cut the message audio, send the end of message,
+    and the relays are released once they return.
+    """
 
     def __init__(
-        self, station: Station, item_id: int, control: AirControl, interval: float
+        self,
+        station: Station,
+        item_id: int,
+        control: AirControl,
+        interval: float,
+        shutdown: threading.Event | None = None,
     ) -> None:
         self._station = station
         self._item_id = item_id
         self._control = control
         self._interval = interval
+        self._shutdown = shutdown or threading.Event()
+        self.by_shutdown = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="eas-stop-watch", daemon=True)
 
@@ -184,6 +195,12 @@ class _StopWatcher:
 
     def _run(self) -> None:
         while not self._done.wait(self._interval):
+            if self._shutdown.is_set():
+                self.by_shutdown = True
+                self._control.trace("shutdown")
+                log.warning("the worker is stopping: cutting queue item %s", self._item_id)
+                self._control.cut.set()
+                return
             try:
                 asked = airing.stop_requested(self._station.engine, self._item_id)
             except Exception:
@@ -206,8 +223,9 @@ def run_once(
     """Air the oldest queued message, if any, and record how it went; True when one was taken.
 
     Blocks while the message plays (real time for Icecast and ALSA). ``cancel`` (the worker
-    shutting down) makes the outputs give up: the item is ``interrupted``. ``trace`` is told of
-    each step of a Stop (``stop_recorded``, ``audio_cut:<output>``, ``eom_sent:<output>``,
+    shutting down) takes the Stop path: the audio is cut, the end of message sent and the relays
+    released, and the item is ``interrupted``. ``trace`` is told of each step of a Stop
+    (``stop_recorded`` or ``shutdown``, ``audio_cut:<output>``, ``eom_sent:<output>``,
     ``relays_released``).
     """
     item = airing.claim_next(
@@ -217,9 +235,10 @@ def run_once(
     if item is None:
         return False
     log.warning("EAS message on the air (queue item %s): %s", item.id, item.header)
-    control = AirControl(shutdown=cancel or threading.Event(), trace=trace or _log_trace)
+    control = AirControl(trace=trace or _log_trace)
+    watcher = _StopWatcher(station, item.id, control, stop_poll, shutdown=cancel)
     try:
-        with _StopWatcher(station, item.id, control, stop_poll):
+        with watcher:
             results = _air(station, item, control)
     except Exception as ex:  # never leave the item airing: it would hold the queue
         log.exception("airing queue item %s failed", item.id)
@@ -234,8 +253,9 @@ def run_once(
         }
     error = _error_of(results)
     state = airing.result_state(results, stopped=control.cut.is_set())
-    if state == airing.FAILED and control.shutdown.is_set():
+    if watcher.by_shutdown:
         state = airing.INTERRUPTED  # the worker stopping cut it short: not aired again
+        error = error or airing.INTERRUPTED_ERROR
     _finish(station, item.id, state, error, results)
     station.airing.changed()
     if state == airing.FAILED:

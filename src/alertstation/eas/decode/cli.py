@@ -24,7 +24,8 @@ def add_decode_command(eas_sub: argparse._SubParsersAction[Any]) -> None:
         "decode",
         help=summary,
         description=(
-            f"{summary} Prints one header per line, in order of appearance. {rule} A header "
+            f"{summary} Prints one header per line, in order of appearance, after the file's name "
+            f"when there are several files. {rule} A header "
             "read exactly but refused under 47 CFR 11.31 (a purge of +0000, an impossible issue "
             "time) is printed on standard error with the rule it broke. Exit status: 0 when a "
             "valid header was found, 1 when none was, 2 when a file could not be read."
@@ -171,7 +172,9 @@ def cmd_decode(args: argparse.Namespace) -> int:
     found = failed = False
     verbose = getattr(args, "verbose", False)
     language = _plain_language(args) if getattr(args, "text", False) else None
+    several = len(args.files) > 1
     for name in args.files:
+        prefix = f"{os.fspath(name)}: " if several else ""  # as grep does with several files
         rejected: list[Rejected] = []
         try:
             samples, rate = read_audio(name)
@@ -199,7 +202,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             if args.json:
                 print(_as_json(name, rate, item, plain), flush=True)
             else:
-                print(item.text, flush=True)
+                print(f"{prefix}{item.text}", flush=True)
                 if plain:
                     print(f"  {plain}", flush=True)
     if failed:

@@ -35,13 +35,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.audit.ledger import AuditLedger
 from alertstation.audit.service import CHECKPOINT_FILE, checkpoint_log_path, last_checkpoint_in
-from alertstation.db.migrate import alembic_config
+from alertstation.db.migrate import alembic_config, alembic_script
 from alertstation.db.restore_plan import (
     audit_head,
     drop_plan,
@@ -203,7 +202,7 @@ def _check_manifest(engine: Engine, manifest: dict[str, Any]) -> dict[str, int]:
     if expected.get(str(manifest.get("database"))) != backend:
         raise BackupError("the manifest names no database copy of this backend")
     revision = manifest.get("revision")
-    script = ScriptDirectory.from_config(alembic_config(engine))
+    script = alembic_script.ScriptDirectory.from_config(alembic_config(engine))
     if not isinstance(revision, str) or revision not in {
         rev.revision for rev in script.walk_revisions()
     }:

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from alertstation import lazy
+
 MARKER = b"\xab\xcd\xefMaxMind.com"
 LOCATION = "location"
 ASN = "asn"
@@ -44,10 +46,9 @@ class NotMaxMindDatabase(ValueError):
 def load_reader() -> ModuleType | None:
     """Return ``geoip2.database`` when the package can be imported, else None."""
     try:
-        import geoip2.database
+        return lazy.load("geoip2.database")
     except ImportError:
         return None
-    return geoip2.database
 
 
 def geoip_dir(data_dir: Path) -> Path:
@@ -324,12 +325,11 @@ class GeoLocator:
 
 
 def _lookup(method: Any, address: Any) -> Any:
-    from geoip2.errors import AddressNotFoundError
-    from maxminddb.errors import InvalidDatabaseError
-
+    not_found = lazy.load("geoip2.errors").AddressNotFoundError
+    invalid = lazy.load("maxminddb.errors").InvalidDatabaseError
     try:
         return method(address)
-    except (AddressNotFoundError, InvalidDatabaseError, ValueError, TypeError):
+    except (not_found, invalid, ValueError, TypeError):
         return None
 
 

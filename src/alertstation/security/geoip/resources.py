@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 import falcon
 
+from alertstation import lazy
 from alertstation.audit.actor import Actor
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
@@ -56,8 +57,7 @@ def validate_database(path: Path) -> tuple[str, bool]:
     module = load_reader()
     if module is None:
         return kind, False
-    from geoip2.errors import AddressNotFoundError
-
+    not_found = lazy.load("geoip2.errors").AddressNotFoundError
     try:
         reader = module.Reader(str(path))
     except (OSError, ValueError, RuntimeError, RecursionError) as ex:
@@ -66,7 +66,7 @@ def validate_database(path: Path) -> tuple[str, bool]:
         probe = getattr(reader, _PROBES[kind])
         try:
             probe("1.1.1.1" if reader.metadata().ip_version == 4 else "2001:4860::1")
-        except AddressNotFoundError:
+        except not_found:
             pass
     except (ValueError, RuntimeError, TypeError, RecursionError) as ex:
         raise NotMaxMindDatabase(f"the reader cannot use the database: {ex}") from None

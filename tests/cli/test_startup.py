@@ -1,0 +1,79 @@
+"""What a command loads before it does anything: never the heavy modules it does not use.
+
+Each check runs in a fresh interpreter (``sys.modules`` of the test process holds everything).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from alertstation.db.engine import make_engine
+from alertstation.db.migrate import head_revision, is_at_head, shipped_heads
+
+HEAVY = ("scipy", "fpdf", "lxml", "shapely", "apprise")
+
+
+def loaded_after(code: str) -> set[str]:
+    """Run ``code`` in a fresh interpreter; return the top-level modules it has loaded."""
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True
+    )
+    names = json.loads(done.stdout.strip().splitlines()[-1])
+    return {name.partition(".")[0] for name in names} | set(names)
+
+
+def test_importing_the_command_line_loads_no_heavy_module() -> None:
+    loaded = loaded_after("import alertstation.cli")
+    assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_version_and_help_load_neither_the_web_app_nor_migrations() -> None:
+    for argv in (["version"], ["--help"]):
+        code = (
+            "from alertstation.cli import main\n"
+            "try:\n"
+            f"    main({argv!r})\n"
+            "except SystemExit:\n"
+            "    pass\n"
+        )
+        loaded = loaded_after(code)
+        unwanted = [*HEAVY, "alertstation.app", "falcon", "alembic", "jinja2"]
+        assert [name for name in unwanted if name in loaded] == [], argv
+
+
+def test_the_web_app_loads_no_heavy_module_until_used() -> None:
+    loaded = loaded_after("import alertstation.app")
+    assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_a_current_database_is_checked_without_loading_alembic(tmp_path: Path) -> None:
+    env = {**os.environ, "ALERTSTATION_DATA_DIR": str(tmp_path / "data")}
+    env.pop("DATABASE_URL", None)
+    subprocess.run(
+        [sys.executable, "-m", "alertstation", "migrate"], env=env, check=True, timeout=300
+    )
+    probe = (
+        "import sys, json\n"
+        "from alertstation.commands import open_database\n"
+        "open_database()\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "alembic" not in json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_heads_read_from_the_files_are_alembic_s(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'empty.db'}")
+    try:
+        assert shipped_heads() == {head_revision(engine)}
+        assert not is_at_head(engine)  # no version table yet: Alembic is asked
+    finally:
+        engine.dispose()
