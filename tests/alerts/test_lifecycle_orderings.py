@@ -22,7 +22,7 @@ from alertstation.alerts.matching import GeocodeMatcher, decode_id
 from alertstation.alerts.model import Alert
 from alertstation.alerts.service import forward_queue, list_alerts, rematch_store
 from alertstation.alerts.store import Matchers
-from alertstation.alerts.tables import cap_alert_geocodes, cap_alerts
+from alertstation.alerts.tables import cap_alert_geocodes, cap_alert_vtec, cap_alerts
 from tests.alerts.nws_chains import CHAINS, at, county_chain
 
 NOW = at(200)
@@ -174,3 +174,28 @@ def test_codes_keep_document_order_same_then_ugc(conn: Connection) -> None:
     ]  # fmt: skip
     found = alert_codes_of(conn, [stored.alert_id])[stored.alert_id]
     assert found.remaining == found.codes
+
+
+@pytest.mark.parametrize("one_batch", [False, True], ids=["one_per_batch", "one_batch"])
+def test_a_partial_cancel_that_arrives_first_never_ends_the_event(
+    conn: Connection, one_batch: bool
+) -> None:
+    new, _exa, _con, can, _con2 = county_chain()[:5]
+    matchers = Matchers(
+        area=GeocodeMatcher(["039003"]),
+        storage=GeocodeMatcher(["039000"]),
+        forward_events=frozenset({"TOA"}),
+    )
+    if one_batch:
+        results = ingest_batch(conn, [can, new], matchers, now=at(121))
+    else:
+        results = [ingest_batch(conn, [m], matchers, now=at(121))[0] for m in (can, new)]
+    stored = results[1]
+    assert stored.queued
+    # The CAN named OHC001-002 only: OHC003-007 of the NEW are live, so the event is not over.
+    terminal = conn.execute(select(cap_alert_vtec.c.chain_terminal)).scalars().all()
+    assert terminal == [False, False]
+    reason = refusal(
+        conn, stored.alert_id, at(121), max_age_minutes=600, forward_events=["TOA"], now=at(122)
+    )
+    assert reason == ""

@@ -174,6 +174,9 @@ class _Batch:
         self.changed: set[int] = set()  # stored alerts whose state or area flags changed
         self.changed_codes: dict[tuple[int, int], CodeState] = {}  # stored (alert, code) states
         self.terminal: set[ChainKey] = set()  # events found ended for every code
+        # Events found live again: a message that arrived late (a NEW after the CAN of some of
+        # its codes) brought codes the ending never named.
+        self.reopened: set[ChainKey] = set()
         self.skip_stored: set[int] = set()  # stored alerts whose pending entries are skipped
         self.queue: list[dict[str, Any]] = []
         self.queued: dict[int, dict[str, Any]] = {}
@@ -384,6 +387,10 @@ class _Batch:
             actions = {link.action for link in self.chains[key]}
             if actions & lifecycle.ENDING_ACTIONS and not lifecycle.live_codes(states):
                 self.terminal.add(key)
+                self.reopened.discard(key)
+            elif actions & lifecycle.ENDING_ACTIONS:  # may have been found ended before
+                self.terminal.discard(key)
+                self.reopened.add(key)
         ended: list[int] = []
         for alert_id in sorted(wanted):
             facts, codes = self.facts[alert_id], self.codes[alert_id]
@@ -543,12 +550,13 @@ class _Batch:
                     for (alert_id, code_id), state in sorted(self.changed_codes.items())
                 ],
             )  # fmt: skip
-        for part in _chunks(sorted(self.terminal)):
-            conn.execute(
-                update(cap_alert_vtec)
-                .where(tuple_(*_KEY_COLUMNS).in_(part), _V.chain_terminal.is_(False))
-                .values(chain_terminal=True)
-            )
+        for keys, terminal in ((self.terminal, True), (self.reopened, False)):
+            for part in _chunks(sorted(keys)):
+                conn.execute(
+                    update(cap_alert_vtec)
+                    .where(tuple_(*_KEY_COLUMNS).in_(part), _V.chain_terminal.is_(not terminal))
+                    .values(chain_terminal=terminal)
+                )
         self._insert_children(real)
         for part in _chunks(sorted(self.skip_stored)):
             conn.execute(

@@ -95,16 +95,8 @@ def _long(
         if eq:
             raise OptionError(f"option --{name} takes no value")
         options.append((key, None))
-    elif eq:
-        options.append((key, value))
-    elif how == OPTIONAL:
-        options.append((key, None))
-    else:
-        if index >= len(args):
-            raise OptionError(f"option --{name} needs a value")
-        options.append((key, args[index]))
-        index += 1
-    return index
+        return index
+    return _take_value(key, how, value if eq else None, args, index, f"--{name}", options)
 
 
 def resolve_long(name: str, table: Table) -> tuple[str, int]:
@@ -134,21 +126,35 @@ def _cluster(
         if letter not in table.short:
             raise OptionError(f"unknown option -{letter}")
         key, how = table.short[letter]
-        rest = arg[position + 1 :]
         if how == NONE:
             options.append((key, None))
             position += 1
             continue
-        if rest:
-            options.append((key, rest))
-        elif how == OPTIONAL:
-            options.append((key, None))
-        else:
-            if index >= len(args):
-                raise OptionError(f"option -{letter} needs a value")
-            options.append((key, args[index]))
-            index += 1
-        break
+        attached = arg[position + 1 :] or None
+        return _take_value(key, how, attached, args, index, f"-{letter}", options)
+    return index
+
+
+def _take_value(
+    key: str,
+    how: int,
+    attached: str | None,
+    args: Sequence[str],
+    index: int,
+    label: str,
+    options: list[tuple[str, str | None]],
+) -> int:
+    """Record an option that takes a value: the attached one (``--name=`` attaches an empty
+    one), none when it is optional, else the next argument. Return the index of what follows."""
+    if attached is not None:
+        options.append((key, attached))
+    elif how == OPTIONAL:
+        options.append((key, None))
+    else:
+        if index >= len(args):
+            raise OptionError(f"option {label} needs a value")
+        options.append((key, args[index]))
+        index += 1
     return index
 
 
