@@ -119,6 +119,9 @@ class DayTotals:
         default_factory=lambda: defaultdict(dict)
     )
     errors: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
+    #: The rolled-up days whose visitor bitmaps are not in ``lists`` yet
+    #: (``daily.fill_visitors``), or None.
+    unread_visitors: list[int] | None = None
 
     def add(self, other: DayTotals) -> None:
         """Add another set of days' totals to these."""
