@@ -265,24 +265,23 @@ def _add_groups(conn: Connection, totals: DayTotals, days_in: Any) -> None:
 
 def _add_sums(conn: Connection, totals: DayTotals, days_in: Any) -> None:
     """Add the group rows of the days ``days_in`` to ``totals`` without their visitors: hits,
-    bytes and times summed as ``merge`` sums them, each value's bitmap left empty."""
+    bytes and times summed per value in SQL (as ``merge`` sums them), each value's bitmap left
+    empty."""
     g = web_request_day_groups
-    query = select(g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms).where(
-        days_in, g.c.dimension != ERRORS
+    query = (
+        select(
+            g.c.dimension,
+            g.c.key,
+            func.sum(g.c.hits),
+            func.sum(g.c.bytes),
+            func.coalesce(func.sum(g.c.total_ms), 0.0),
+            func.max(g.c.max_ms),
+        )
+        .where(days_in, g.c.dimension != ERRORS)
+        .group_by(g.c.dimension, g.c.key)
     )
-    sums: dict[tuple[str, str], list[Any]] = {}
-    for name, text, hits, size, total_ms, max_ms in _fetched(conn, query):
-        found = sums.get((name, text))
-        if found is None:
-            sums[(name, text)] = [hits, size, total_ms or 0.0, max_ms]
-            continue
-        found[0] += hits
-        found[1] += size
-        found[2] += total_ms or 0.0
-        if max_ms is not None and (found[3] is None or max_ms > found[3]):
-            found[3] = max_ms
     lists = totals.lists
-    for (name, text), (hits, size, total_ms, max_ms) in sums.items():
+    for name, text, hits, size, total_ms, max_ms in _fetched(conn, query):
         tally = Tally(int(hits), int(size), float(total_ms), max_ms, BitMap())
         lists[name][tuple(orjson.loads(text))] = tally
 
