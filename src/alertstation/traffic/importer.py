@@ -363,7 +363,7 @@ class LineRows:
 
     enricher: RowEnricher
     log_format: str
-    #: Lines before this time are older than the longest retention.
+    #: Lines before this time are older than the retention (left out unless kept).
     oldest: float
     #: The span the station recorded its own requests in (``live_span``).
     live_from: float
