@@ -277,7 +277,7 @@ def test_dashboard_400_days_goal(benchmark: Any) -> None:
 
 def dashboard(engine: Engine, now: datetime) -> dict[str, Any]:
     with engine.connect() as conn:
-        return reports.dashboard(conn, parse_period({"days": "31"}, now.date()), Filters())
+        return reports.dashboard(conn, parse_period({"days": "30"}, now.date()), Filters())
 
 
 def dashboard_raw(engine: Engine, now: datetime) -> dict[str, Any]:
@@ -286,7 +286,7 @@ def dashboard_raw(engine: Engine, now: datetime) -> dict[str, Any]:
         try:
             for table in (web_request_rollups, web_request_days, web_request_day_groups):
                 conn.execute(table.delete())
-            return reports.dashboard(conn, parse_period({"days": "31"}, now.date()), Filters())
+            return reports.dashboard(conn, parse_period({"days": "30"}, now.date()), Filters())
         finally:
             transaction.rollback()
 
