@@ -131,6 +131,7 @@ def test_storage_round_trips_every_field(conn: Connection) -> None:
         "anomaly_failed_login_threshold": 6,
         "anomaly_scanner_threshold": 9,
         "anomaly_spike_factor": 2.5,
+        "site_hosts": ["example.org", "alerts.example.net"],
     }
     assert set(changes) == set(FIELD_NAMES)
     saved, changed = save_settings(conn, changes, datetime.now(UTC))

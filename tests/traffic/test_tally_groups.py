@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import random
 from typing import Any
 
 import pytest
@@ -101,3 +102,26 @@ def test_a_tally_comes_back_from_a_pickle_as_it_went(made: tally.Tally) -> None:
     assert back == made and type(back.visitors) is BitMap
     back.visitors.add(5)  # its own bitmap, not one shared with another tally
     assert 5 not in tally.Tally().visitors and 5 not in made.visitors
+
+
+def test_the_first_values_of_a_long_list_are_the_first_of_it_all_sorted() -> None:
+    # ``ordered`` with a limit sorts only the values with at least the limit-th most hits.
+    rng = random.Random(3)
+    Tally, ordered = tally.Tally, tally.ordered
+    for size in (0, 5, 10, 11, 400):
+        tallies = {
+            (rng.choice(["a", "b", None]), rng.randrange(50) if rng.random() < 0.9 else None): (
+                Tally(hits=rng.randrange(1, 6))
+            )
+            for _ in range(size)
+        }
+        everything = ordered(tallies, None)
+        assert [key for key, _ in everything] == [
+            key
+            for key, _ in sorted(
+                tallies.items(),
+                key=lambda item: (-item[1].hits, [(v is not None, v) for v in item[0]]),
+            )
+        ]
+        for limit in (1, 3, 10):
+            assert ordered(tallies, limit) == everything[:limit]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,11 +40,13 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     try:
         run = LogImport(
             station.engine, args.format, locator_for(station.settings.data_dir),
-            now=station.clock(), every_line=args.all,
+            now=station.clock(), every_line=args.all, keep_history=args.keep_history,
+            site_hosts=args.site_hosts,
         )  # fmt: skip
         total = run.result
+        barren: list[str] = []  # files with lines of which none is stored
         for path in paths:
-            before = total.imported
+            imported, present = total.imported, total.duplicates
             with tqdm(
                 total=path.stat().st_size,
                 desc=path.name,
@@ -52,6 +55,7 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                 unit_divisor=1024,
                 file=sys.stderr,
                 disable=None,  # a bar on a terminal only
+                **_bar_size(),
                 leave=True,
             ) as bar:
 
@@ -62,7 +66,9 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
                     run.add_file(path, advance)
                 except OSError as error:  # not readable at all (a damaged file is reported)
                     raise CommandError(f"cannot read {path}: {error.strerror or error}") from None
-            print(f"{path}: {total.imported - before} rows imported")
+            print(f"{path}: {total.imported - imported} rows imported")
+            if total.imported == imported and total.duplicates == present and path.stat().st_size:
+                barren.append(str(path))
         run.finish()  # the rollups of every file's days, tallied once
     finally:
         station.engine.dispose()
@@ -70,14 +76,40 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     print(total.as_text() + hint)
     for damage in total.damaged:
         print(f"error: {damage}", file=sys.stderr)
-    return EXIT_FAILURE if total.damaged else EXIT_OK
+    for name in barren:
+        print(
+            f"error: {name}: no line was imported or already present (see the counts above)",
+            file=sys.stderr,
+        )
+    return EXIT_FAILURE if total.damaged or barren else EXIT_OK
+
+
+def _bar_size() -> dict[str, int]:
+    """Return the progress bar's size when standard error is a terminal that does not tell its
+    own (0 x 0), which tqdm takes as no room for a bar at all; else nothing (tqdm asks)."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError):  # not a terminal (no bar), or stderr closed or replaced
+        return {}
+    return {"ncols": size.columns or 80, "nrows": size.lines or 24}
+
+
+def _site_host(text: str) -> str:
+    """Read one ``--site-host`` (``settings.site_host_names``)."""
+    from alertstation.traffic.settings import site_host_names
+
+    try:
+        return site_host_names([text])[0]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_traffic_commands(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     open_station: Callable[[], Station],
 ) -> None:
-    """Register ``traffic import [--format combined|json] [--all] FILE...`` on the parsers."""
+    """Register ``traffic import [--format combined|json] [--all] [--keep-history]
+    [--site-host HOST]... FILE...`` on the parsers."""
     description = "Traffic analytics: import a reverse proxy's access logs."
     traffic = sub.add_parser("traffic", help=description, description=description)
     traffic_sub = traffic.add_subparsers(
@@ -101,6 +133,21 @@ def add_traffic_commands(
         help="import every line, also those the collection settings leave out (internal "
         "addresses, API calls, skipped paths, bots), as GoAccess counts them; anonymize_ip "
         "still applies",
+    )
+    importing.add_argument(
+        "--keep-history",
+        action="store_true",
+        help="also store the lines older than the retention (retention_days); the next hourly "
+        "prune deletes them",
+    )
+    importing.add_argument(
+        "--site-host",
+        dest="site_hosts",
+        metavar="HOST",
+        action="append",
+        type=_site_host,
+        help="a host name of the site the log is of (repeat for more): a referrer on it is a "
+        "self-referral, not counted; instead of the site_hosts setting",
     )
     importing.add_argument(
         "files",

@@ -58,6 +58,8 @@ _ORDER = itemgetter(COLUMNS.index("visitor_key"), COLUMNS.index("ts"), COLUMNS.i
 _VISITOR = COLUMNS.index("visitor_key")
 #: Raw rows held in memory at once when totals are worked out from them (``raw_totals``).
 CHUNK_ROWS: Final[int] = 100_000
+# Days named in one query of ``fill_visitors`` (each day a seek of the primary key per value).
+_DAYS_AT_ONCE = 500
 
 
 def raw_rows(conn: Connection, condition: Any) -> Sequence[Sequence[Any]]:
@@ -203,7 +205,12 @@ def prune_before(conn: Connection, cutoff_hour: int) -> None:
     conn.execute(web_request_days.delete().where(web_request_days.c.day < day))
 
 
-def _stored(conn: Connection, days: list[int]) -> DayTotals:
+def _stored(
+    conn: Connection, days: list[int], *, lists: bool = True, visitors: bool = True
+) -> DayTotals:
+    """Return the stored totals of the rolled-up ``days``: their visits, and with ``lists``
+    every list and the error answers; without ``visitors`` the lists' visitor bitmaps are left
+    empty, to be read for the values shown (``fill_visitors``)."""
     totals = DayTotals()
     if not days:
         return totals
@@ -215,13 +222,10 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
     ).where(web_request_days.c.day.between(first, last))
     count, bounces, seconds = conn.execute(visits).one()
     totals.visits, totals.bounces, totals.visit_seconds = int(count), int(bounces), float(seconds)
+    if not lists:
+        return totals
     g = web_request_day_groups
     days_in = g.c.day.between(first, last)
-    query = select(
-        g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms, g.c.visitors
-    ).where(days_in, g.c.dimension != ERRORS)
-    decoded: dict[str, tuple[Any, ...]] = {}
-    lists = totals.lists
     for text, detail in _fetched(
         conn, select(g.c.key, g.c.detail).where(days_in, g.c.dimension == ERRORS)
     ):
@@ -230,6 +234,22 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
             orjson.loads(text)[0],
             (((path, status), count) for path, status, count in orjson.loads(detail)),
         )
+    if visitors:
+        _add_groups(conn, totals, days_in)
+    else:
+        _add_sums(conn, totals, days_in)
+        totals.unread_visitors = days
+    return totals
+
+
+def _add_groups(conn: Connection, totals: DayTotals, days_in: Any) -> None:
+    """Add the group rows of the days ``days_in`` to ``totals``, visitor bitmaps and all."""
+    g = web_request_day_groups
+    query = select(
+        g.c.dimension, g.c.key, g.c.hits, g.c.bytes, g.c.total_ms, g.c.max_ms, g.c.visitors
+    ).where(days_in, g.c.dimension != ERRORS)
+    decoded: dict[str, tuple[Any, ...]] = {}
+    lists = totals.lists
     for name, text, hits, size, total_ms, max_ms, visitors in _fetched(conn, query):
         key = decoded.get(text)
         if key is None:
@@ -241,7 +261,58 @@ def _stored(conn: Connection, days: list[int]) -> DayTotals:
             merge(own, key, tally)
         else:  # the key's first day: taken over as it is (``merge`` would do the same)
             own[key] = tally
-    return totals
+
+
+def _add_sums(conn: Connection, totals: DayTotals, days_in: Any) -> None:
+    """Add the group rows of the days ``days_in`` to ``totals`` without their visitors: hits,
+    bytes and times summed per value in SQL (as ``merge`` sums them), each value's bitmap left
+    empty."""
+    g = web_request_day_groups
+    query = (
+        select(
+            g.c.dimension,
+            g.c.key,
+            func.sum(g.c.hits),
+            func.sum(g.c.bytes),
+            func.coalesce(func.sum(g.c.total_ms), 0.0),
+            func.max(g.c.max_ms),
+        )
+        .where(days_in, g.c.dimension != ERRORS)
+        .group_by(g.c.dimension, g.c.key)
+    )
+    lists = totals.lists
+    for name, text, hits, size, total_ms, max_ms in _fetched(conn, query):
+        tally = Tally(int(hits), int(size), float(total_ms), max_ms, BitMap())
+        lists[name][tuple(orjson.loads(text))] = tally
+
+
+def fill_visitors(
+    conn: Connection, totals: DayTotals, wanted: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    """Read the stored visitor bitmaps of the ``wanted`` values of each list into ``totals``,
+    when they were left unread (``totals(..., visitors=False)``).
+
+    A list shows its first few values only, each with its visitors: reading the bitmaps of
+    those alone, instead of every value of every day, is most of a long period's dashboard.
+    """
+    days, totals.unread_visitors = totals.unread_visitors, None
+    if not days:
+        return
+    g = web_request_day_groups
+    for name, keys in wanted.items():
+        texts = {orjson.dumps(list(key)).decode(): key for key in keys}
+        if not texts:
+            continue
+        own = totals.lists[name]
+        for start in range(0, len(days), _DAYS_AT_ONCE):
+            query = select(g.c.key, g.c.visitors).where(
+                g.c.day.in_(days[start : start + _DAYS_AT_ONCE]),
+                g.c.dimension == name,
+                g.c.key.in_(list(texts)),
+                g.c.visitors.is_not(None),
+            )
+            for text, blob in _fetched(conn, query):
+                own[texts[text]].visitors |= BitMap.deserialize(blob)
 
 
 def _fetched(conn: Connection, query: Any) -> list[tuple[Any, ...]]:
@@ -257,9 +328,19 @@ def _fetched(conn: Connection, query: Any) -> list[tuple[Any, ...]]:
         result.close()
 
 
-def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
+def totals(
+    conn: Connection,
+    first_day: int,
+    last_day: int,
+    *,
+    lists: bool = True,
+    visitors: bool = True,
+) -> DayTotals:
     """Return the totals of the days ``first_day`` .. ``last_day`` with no drill-down filter:
-    the rolled-up days from their rollups, the others from raw rows. Writes nothing."""
+    the rolled-up days from their rollups, the others from raw rows. Writes nothing.
+
+    Without ``lists`` the rolled-up days give their visits only; without ``visitors`` their
+    lists' visitor bitmaps are left unread until ``fill_visitors``."""
     rolled = [
         int(day)
         for (day,) in conn.execute(
@@ -268,7 +349,7 @@ def totals(conn: Connection, first_day: int, last_day: int) -> DayTotals:
             .order_by(web_request_days.c.day)
         )
     ]
-    result = _stored(conn, rolled)
+    result = _stored(conn, rolled, lists=lists, visitors=visitors)
     live = runs(sorted(set(range(first_day, last_day + 1)) - set(rolled)))
     if live:
         condition = or_(*(_day_condition(a, b) for a, b in live))

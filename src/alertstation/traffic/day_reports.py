@@ -51,6 +51,14 @@ def _item(names: tuple[str, ...], key: tuple[Any, ...], tally: Tally) -> dict[st
     }
 
 
+def shown(totals: DayTotals, limit: int) -> dict[str, list[tuple[Any, ...]]]:
+    """Return the values of each list whose visitors the dashboard shows (``grouped`` and the
+    failing sign-in sources): the first ``limit`` of each by hits."""
+    wanted = {name: [key for key, _ in ordered(totals.lists[name], limit)] for name in GROUPS}
+    wanted[LOGIN_FAILURES] = [key for key, _ in ordered(totals.lists[LOGIN_FAILURES], limit)]
+    return wanted
+
+
 def grouped(totals: DayTotals, limit: int) -> dict[str, list[dict[str, Any]]]:
     """Return every grouped list, most hits first."""
     return {

@@ -133,9 +133,17 @@ class RowEnricher:
     """Build row tuples for one import, applying the collection settings as the recorder does
     (except ``enabled`` and ``authenticated_only``: a log does not say who was signed in)."""
 
-    def __init__(self, settings: TrafficSettings, locator: Locator | None) -> None:
+    def __init__(
+        self,
+        settings: TrafficSettings,
+        locator: Locator | None,
+        site_hosts: tuple[str, ...] | None = None,
+    ) -> None:
         self.settings = settings
         self.locator = locator
+        #: The site's own hosts (``TrafficSettings.site_hosts`` unless given): a referrer on one
+        #: of them is a self-referral, stored without a domain, engine or phrase.
+        self.site_hosts = frozenset(settings.site_hosts if site_hosts is None else site_hosts)
         self._addresses: dict[str, tuple[Any, ...] | None] = {}
         self._agents: dict[str | None, tuple[Any, ...]] = {}
         self._referrers: dict[str | None, tuple[Any, ...]] = {}
@@ -192,7 +200,10 @@ class RowEnricher:
         """(referrer as stored, domain, search engine, search phrase)."""
         found = self._referrers.get(referrer)
         if found is None:
-            found = (_clip(referrer, 1024), *classify.referrer_parts(referrer, None))
+            parts = classify.referrer_parts(referrer, None)
+            if parts[0] is not None and parts[0] in self.site_hosts:
+                parts = (None, None, None)  # a self-referral, as a live request's own Host
+            found = (_clip(referrer, 1024), *parts)
             _remember(self._referrers, referrer, found)
         return found
 

@@ -58,8 +58,10 @@ _KEY = ROW_COLUMNS.index("visitor_key")
 # arrival order, which is the order of their ids.
 _TIME = itemgetter(_TS)
 _VISITOR = itemgetter(_KEY)
-# Days tallied in memory at most (a year's log imported at once reads the later days back).
-MAX_DAYS = 100
+# Days tallied in memory at most (a longer log imported at once reads the later days back): a
+# year and a month, so a year's log is tallied as it streams by. A quiet day's tally is a few
+# hundred KB; the days are handed to the rollups one at a time when the import ends.
+MAX_DAYS = 400
 
 
 class RowTally:
@@ -201,9 +203,9 @@ class ImportRollups:
             return rollups.Known()
         stored_ids = visitor_ids(conn, tally.ids)
         mapping = [stored_ids[key] for key in tally.ids]  # this tally's id -> the database's
-        for day in kept:
-            days[day] = _with_ids(tally.tallied[day], mapping)
-            found = tally.hours[day]
+        for day in kept:  # each day's own tally let go as its copy is made
+            days[day] = _with_ids(tally.tallied.pop(day), mapping)
+            found = tally.hours.pop(day)
             for hour in range(day * 24, day * 24 + 24):
                 seen = found.get(hour)
                 hours[hour] = (

@@ -9,8 +9,14 @@ requests), stored in ``import_key``: importing the same file twice adds nothing.
 Values a row cannot hold are checked at the edge: a time outside 1970 .. 9999 makes a line
 unreadable (``timestamps.storable_time``); a response size over 1 TiB or below zero, or a
 response time that is negative or not finite, is stored as unknown (``rows.stored_bytes``,
-``rows.stored_ms``). With the clock's ``now``, a line older than the longest retention
-(``MAX_RETENTION_DAYS``) is counted and left out: no setting would keep it past the hour.
+``rows.stored_ms``). With the clock's ``now``, a line older than the retention
+(``retention_days``, from the hour the hourly prune keeps) is counted and left out: the next
+prune would delete it. With ``keep_history`` such rows are stored all the same, and counted: the
+summary says the next prune deletes them.
+
+A referrer on one of the site's own hosts (``site_hosts``, the setting of that name unless
+given) is a self-referral, as a live request's referrer on its own Host is: stored without a
+referrer domain, search engine or phrase.
 
 The collection settings apply as for live requests, except ``enabled`` and
 ``authenticated_only`` (an access log does not say who was signed in): internal addresses,
@@ -35,7 +41,7 @@ from math import floor, inf
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, and_, func, select
 
 from alertstation import collector
 from alertstation.db.bulk import BulkInsert
@@ -56,7 +62,7 @@ from alertstation.traffic.enrich import (
 from alertstation.traffic.import_rollups import ImportRollups, RowTally
 from alertstation.traffic.json_line import parse_json
 from alertstation.traffic.line_batch import LineBatch
-from alertstation.traffic.maintenance import rows_changed
+from alertstation.traffic.maintenance import prune_cutoff_hour, rows_changed
 from alertstation.traffic.rows import (
     IMPORT_SOURCE,
     ROW_COLUMNS,
@@ -64,8 +70,13 @@ from alertstation.traffic.rows import (
     Observed,
     stored_bytes,
 )
-from alertstation.traffic.settings import MAX_RETENTION_DAYS, TrafficSettings, load_settings
-from alertstation.traffic.tables import web_request_logs
+from alertstation.traffic.settings import (
+    MAX_RETENTION_DAYS,
+    TrafficSettings,
+    load_settings,
+    site_host_names,
+)
+from alertstation.traffic.tables import HOUR_SECONDS, web_request_logs
 from alertstation.traffic.timestamps import FIRST_TIME, parse_log_time
 
 FORMATS = ("combined", "json")
@@ -98,7 +109,12 @@ class ImportResult:
     duplicates: int = 0
     filtered: int = 0
     unparsable: int = 0
+    #: Lines older than the retention (``retention_cutoff``), left out.
     too_old: int = 0
+    #: The retention (days) ``too_old`` and ``kept_old`` are counted against.
+    retention_days: int | None = None
+    #: Rows stored older than the retention (``keep_history``): the next prune deletes them.
+    kept_old: int = 0
     #: Lines from the time the station recorded its own requests (``live_span``), left out.
     recorded_live: int = 0
     first_bad_line: int | None = None
@@ -129,8 +145,17 @@ class ImportResult:
         if self.first_bad_line is not None:
             where = f" of {self.first_bad_file}" if self.first_bad_file else ""
             text += f" (first unreadable: line {self.first_bad_line}{where})"
+        days = self.retention_days or MAX_RETENTION_DAYS
         if self.too_old:
-            text += f", {self.too_old} older than the longest retention ({MAX_RETENTION_DAYS} days)"
+            text += (
+                f", {self.too_old} older than the retention ({days} days) left out "
+                "(--keep-history keeps them until the next prune)"
+            )
+        if self.kept_old:
+            text += (
+                f"; {self.kept_old} of the rows imported are older than the retention ({days} "
+                "days), kept until the next hourly prune"
+            )
         if self.recorded_live:
             text += (
                 f", {self.recorded_live} from the time the station recorded its own requests "
@@ -185,6 +210,9 @@ def import_lines(
     progress: Callable[[], None] | None = None,
     now: datetime | None = None,
     every_line: bool = False,
+    *,
+    keep_history: bool = False,
+    site_hosts: Sequence[str] | None = None,
 ) -> ImportResult:
     """Import the lines of one file; return (or add to) the counts.
 
@@ -193,7 +221,10 @@ def import_lines(
     (``traffic.import_rollups``); without, the rollups are left to the next read or hourly job.
     ``every_line`` imports the lines the collection settings would leave out (``import_settings``).
     """
-    run = LogImport(engine, log_format, locator, result, now, every_line)
+    run = LogImport(
+        engine, log_format, locator, result, now, every_line,
+        keep_history=keep_history, site_hosts=site_hosts,
+    )  # fmt: skip
     run.add_lines(lines, progress)
     return run.finish()
 
@@ -232,26 +263,36 @@ class LogImport:
         result: ImportResult | None = None,
         now: datetime | None = None,
         every_line: bool = False,
+        *,
+        keep_history: bool = False,
+        site_hosts: Sequence[str] | None = None,
     ) -> None:
         if log_format not in FORMATS:
             raise ValueError(f"unknown format {log_format!r}; choose one of {', '.join(FORMATS)}")
         self.engine = engine
         self.result = result if result is not None else ImportResult()
         self.now = now
+        hosts = site_host_names(site_hosts) if site_hosts is not None else None
         with engine.connect() as conn:
             collection = load_settings(conn)
             live_from, live_until = live_span(conn, collection.enabled) or (inf, -inf)
+        # The rows the next prune deletes: left out, or with ``keep_history`` counted.
+        self.cutoff = retention_cutoff(now, collection.retention_days) if now is not None else None
+        if self.cutoff is not None:
+            self.result.retention_days = collection.retention_days
+        self.keep_history = keep_history
+        oldest = self.cutoff if self.cutoff is not None and not keep_history else FIRST_TIME
         self.reader = LineRows(
-            RowEnricher(import_settings(collection, every_line), locator),
+            RowEnricher(import_settings(collection, every_line), locator, hosts),
             log_format,
-            now.timestamp() - MAX_RETENTION_DAYS * 86_400 if now is not None else FIRST_TIME,
+            oldest,
             live_from,
             live_until,
             BATCH,
             RowTally() if now is not None else None,
         )
         self.tallies = ImportRollups() if now is not None else None
-        self.writer = BatchWriter(engine, self.tallies)
+        self.writer = BatchWriter(engine, self.tallies, self.cutoff if keep_history else None)
 
     def add_lines(
         self,
@@ -322,7 +363,7 @@ class LineRows:
 
     enricher: RowEnricher
     log_format: str
-    #: Lines before this time are older than the longest retention.
+    #: Lines before this time are older than the retention (left out unless kept).
     oldest: float
     #: The span the station recorded its own requests in (``live_span``).
     live_from: float
@@ -421,9 +462,16 @@ class BatchWriter:
 
     INSERT = BulkInsert(web_request_logs, (*ROW_COLUMNS, "import_key"), "import_key")
 
-    def __init__(self, engine: Engine, tallies: ImportRollups | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        tallies: ImportRollups | None = None,
+        old_before: float | None = None,
+    ) -> None:
         self.engine = engine
         self.tallies = tallies
+        #: Rows stored before this time are counted in ``ImportResult.kept_old``.
+        self.old_before = old_before
 
     def write(
         self,
@@ -447,7 +495,13 @@ class BatchWriter:
                 conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             if self.tallies is not None:
                 self.tallies.before_write(conn, days)
+            old = self._old_in(stored[_TS])
+            before = self._old_rows(conn, old[1]) if old[0] else 0
             added = self.INSERT.run_columns(conn, [*stored, keys])
+            if old[0] and added == len(keys):  # every row stored
+                result.kept_old += old[0]
+            elif old[0] and added:  # some were already present: count what was stored
+                result.kept_old += self._old_rows(conn, old[1]) - before
             if self.tallies is not None:
                 self.tallies.after_write(days, len(keys), added)
             if added:
@@ -456,6 +510,19 @@ class BatchWriter:
                 result.oldest_hour = min(oldest, result.oldest_hour or oldest)
         result.imported += added
         result.duplicates += len(keys) - added
+
+    def _old_in(self, times: list[float]) -> tuple[int, float]:
+        """Return how many of ``times`` are before ``old_before``, and the first of them."""
+        if self.old_before is None:
+            return 0, 0.0
+        cutoff = self.old_before
+        old = [ts for ts in times if ts < cutoff]
+        return len(old), min(old, default=0.0)
+
+    def _old_rows(self, conn: Connection, first: float) -> int:
+        """Return how many stored rows lie from ``first`` to before ``old_before``."""
+        span = and_(t.c.ts >= first, t.c.ts < self.old_before)
+        return int(conn.execute(select(func.count()).select_from(t).where(span)).scalar_one())
 
 
 def import_file(
@@ -467,12 +534,23 @@ def import_file(
     on_bytes: Callable[[int], None] = lambda done: None,
     now: datetime | None = None,
     every_line: bool = False,
+    *,
+    keep_history: bool = False,
+    site_hosts: Sequence[str] | None = None,
 ) -> ImportResult:
     """Import one access-log file (``LogImport.add_file``); with ``now``, then store the rollups
     of the complete hours and days (``import_lines``)."""
-    run = LogImport(engine, log_format, locator, result, now, every_line)
+    run = LogImport(
+        engine, log_format, locator, result, now, every_line,
+        keep_history=keep_history, site_hosts=site_hosts,
+    )  # fmt: skip
     run.add_file(path, on_bytes)
     return run.finish()
+
+
+def retention_cutoff(now: datetime, retention_days: int) -> float:
+    """Return the time before which the next prune deletes rows (``maintenance.prune``)."""
+    return float(prune_cutoff_hour(now, retention_days) * HOUR_SECONDS)
 
 
 def live_span(conn: Connection, recording: bool) -> tuple[float, float] | None:

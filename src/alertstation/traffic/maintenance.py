@@ -27,9 +27,14 @@ def rows_changed(conn: Connection) -> None:
     bump_generation(conn, ROWS_GENERATION)
 
 
+def prune_cutoff_hour(now: datetime, retention_days: int) -> int:
+    """Return the first hour ``prune`` keeps: the hour that holds ``now - retention_days``."""
+    return rollups.hour_of(now - timedelta(days=retention_days))
+
+
 def prune(conn: Connection, now: datetime, retention_days: int) -> int:
     """Delete the rows and rollups of the hours before ``now - retention_days``; return rows."""
-    cutoff_hour = rollups.hour_of(now - timedelta(days=retention_days))
+    cutoff_hour = prune_cutoff_hour(now, retention_days)
     deleted = conn.execute(
         web_request_logs.delete().where(web_request_logs.c.ts < cutoff_hour * HOUR_SECONDS)
     ).rowcount

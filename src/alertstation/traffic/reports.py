@@ -458,7 +458,8 @@ def dashboard(
     Without drill-down filters every list comes from the rollups (``traffic.daily`` for the
     complete days, raw rows for the others); with filters, from the matching raw rows.
     """
-    days = daily.totals(conn, *day_reports.day_range(period))
+    # The visitor bitmaps of the values shown only (``daily.fill_visitors``), below.
+    days = daily.totals(conn, *day_reports.day_range(period), visitors=False)
     before = period.previous()
     payload: dict[str, Any] = {
         "filter_meta": filter_meta(conn, period, filters, days),
@@ -466,7 +467,9 @@ def dashboard(
         **heatmaps(conn, period, filters),
     }
     if filters == Filters():
-        previous_days = daily.totals(conn, *day_reports.day_range(before))
+        daily.fill_visitors(conn, days, day_reports.shown(days, limit))
+        # The previous period's summary needs its visits only.
+        previous_days = daily.totals(conn, *day_reports.day_range(before), lists=False)
         payload.update(
             summary=summary(conn, period, filters, days),
             summary_prev=summary(conn, before, filters, previous_days),

@@ -15,10 +15,11 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from functools import cached_property
+from ipaddress import ip_address
 from typing import Any
 
 from sqlalchemy import Connection, Engine, select
@@ -35,6 +36,9 @@ SECTION = "traffic"
 MAX_RETENTION_DAYS = 3_650
 MAX_SKIP_PATHS = 64
 MAX_PATH_LENGTH = 200
+MAX_SITE_HOSTS = 16
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 MAX_THRESHOLD = 1_000_000
 _PATH = re.compile(r"^/[A-Za-z0-9._~%/-]*$")
 
@@ -65,11 +69,15 @@ class TrafficSettings:
     anomaly_failed_login_threshold: int = 10
     anomaly_scanner_threshold: int = 20
     anomaly_spike_factor: float = 3.0
+    #: The site's own host names: an imported line whose referrer is on one of them is a
+    #: self-referral (an access log does not say which host a request was sent to).
+    site_hosts: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """Return the JSON form (``skip_paths`` as a list)."""
         form = asdict(self)
         form["skip_paths"] = list(self.skip_paths)
+        form["site_hosts"] = list(self.site_hosts)
         return form
 
     @cached_property
@@ -115,6 +123,7 @@ def load_settings(conn: Connection) -> TrafficSettings:
         return TrafficSettings()
     values = {name: getattr(row, name) for name in FIELD_NAMES}
     values["skip_paths"] = tuple(line for line in (row.skip_paths or "").splitlines() if line)
+    values["site_hosts"] = tuple(line for line in (row.site_hosts or "").splitlines() if line)
     for name in _BOOLS:
         values[name] = bool(values[name])
     return TrafficSettings(**values)
@@ -131,6 +140,7 @@ def save_settings(
         return after, []
     values = asdict(after)
     values["skip_paths"] = "\n".join(after.skip_paths)
+    values["site_hosts"] = "\n".join(after.site_hosts)
     values["updated_at"] = as_utc(now)
     table = traffic_analytics_settings
     if not conn.execute(table.update().where(table.c.id == 1).values(**values)).rowcount:
@@ -170,8 +180,8 @@ def apply_changes(current: TrafficSettings, body: Mapping[str, Any]) -> TrafficS
             if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 1024):
                 raise Invalid(f"{name} must be a file path or null", field=name)
             changes[name] = value or None
-        else:  # skip_paths
-            changes[name] = check_skip_paths(value)
+        else:  # skip_paths, site_hosts
+            changes[name] = _LISTS[name](value)
     return replace(current, **changes)
 
 
@@ -195,6 +205,55 @@ def check_skip_paths(value: object) -> tuple[str, ...]:
         if item not in paths:
             paths.append(item)
     return tuple(paths)
+
+
+def check_site_hosts(value: object) -> tuple[str, ...]:
+    """Return a validated list of the site's host names (``site_host_names``)."""
+    if not isinstance(value, list):
+        raise Invalid(
+            f"site_hosts must be a list of at most {MAX_SITE_HOSTS} host names", field="site_hosts"
+        )
+    try:
+        return site_host_names(value)
+    except ValueError as error:
+        raise Invalid(str(error), field="site_hosts") from None
+
+
+def site_host_names(values: Sequence[object]) -> tuple[str, ...]:
+    """Return host names as they are kept: lower case, without a port or a leading ``www.``, no
+    duplicates; ValueError names the first that is not a host name."""
+    if len(values) > MAX_SITE_HOSTS:
+        raise ValueError(f"site_hosts must be a list of at most {MAX_SITE_HOSTS} host names")
+    hosts: list[str] = []
+    for value in values:
+        host = value.strip().lower().rstrip(".") if isinstance(value, str) else ""
+        if host.startswith("["):  # [2001:db8::1] or [2001:db8::1]:8443
+            host = host[1:].partition("]")[0]
+        elif host.count(":") == 1:  # host:port (an IPv6 address has more colons)
+            host = host.partition(":")[0]
+        host = host.removeprefix("www.")
+        address = _address(host)
+        if address is not None:
+            host = address
+        elif not _HOST.match(host):
+            raise ValueError(f"{value!r} is not a host name (example.org)")
+        if host not in hosts:
+            hosts.append(host)
+    return tuple(hosts)
+
+
+def _address(text: str) -> str | None:
+    """Return an IP address as ``urlsplit(...).hostname`` gives it, None when not one."""
+    try:
+        return str(ip_address(text))
+    except ValueError:
+        return None
+
+
+_LISTS: dict[str, Callable[[object], tuple[str, ...]]] = {
+    "skip_paths": check_skip_paths,
+    "site_hosts": check_site_hosts,
+}
 
 
 class TrafficSettingsCache(FallbackCache[TrafficSettings]):

@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 
 from alertstation.db.metadata import metadata
@@ -116,6 +117,8 @@ traffic_analytics_settings = Table(
     Column("anomaly_failed_login_threshold", Integer, nullable=False),
     Column("anomaly_scanner_threshold", Integer, nullable=False),
     Column("anomaly_spike_factor", Float, nullable=False),
+    # The site's own host names, one a line (``TrafficSettings.site_hosts``).
+    Column("site_hosts", Text, nullable=False, server_default=text("''")),
     Column("updated_at", UTCDateTime(), nullable=False),
     CheckConstraint("id = 1", name="single_row"),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from heapq import nlargest
 from itertools import chain, compress, repeat
 from operator import eq, ge, is_not
 from typing import Any, Final
@@ -119,6 +120,9 @@ class DayTotals:
         default_factory=lambda: defaultdict(dict)
     )
     errors: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
+    #: The rolled-up days whose visitor bitmaps are not in ``lists`` yet
+    #: (``daily.fill_visitors``), or None.
+    unread_visitors: list[int] | None = None
 
     def add(self, other: DayTotals) -> None:
         """Add another set of days' totals to these."""
@@ -388,9 +392,20 @@ def _errors_timings_logins(
 def ordered(
     tallies: dict[tuple[Any, ...], Tally], limit: int | None, by: Callable[..., Any] | None = None
 ) -> list[tuple[tuple[Any, ...], Tally]]:
-    """Return the tallies most hits first (then by key, empty parts first), cut at ``limit``."""
-    items = sorted(
-        tallies.items(),
-        key=by or (lambda item: (-item[1].hits, [(v is not None, v) for v in item[0]])),
-    )
-    return items if limit is None else items[:limit]
+    """Return the tallies most hits first (then by key, empty parts first), cut at ``limit``.
+
+    With a ``limit`` and the usual order, only the values with at least the hits of the
+    ``limit``-th most are sorted: a long period's list holds tens of thousands of values, and
+    building each one's sort key was most of the dashboard's time."""
+    key = by or _most_hits_first
+    if limit is None or by is not None or len(tallies) <= limit:
+        items = sorted(tallies.items(), key=key)
+        return items if limit is None else items[:limit]
+    floor = nlargest(limit, (tally.hits for tally in tallies.values()))[-1]
+    items = [item for item in tallies.items() if item[1].hits >= floor]
+    items.sort(key=key)
+    return items[:limit]
+
+
+def _most_hits_first(item: tuple[tuple[Any, ...], Tally]) -> tuple[int, list[tuple[bool, Any]]]:
+    return -item[1].hits, [(value is not None, value) for value in item[0]]
