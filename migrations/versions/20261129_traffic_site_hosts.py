@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "20261129_traffic_site_hosts"
-down_revision: str | None = "20261129_alert_code_states"
+down_revision: str | None = "20261129_monitoring_assignments"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 
