@@ -23,6 +23,10 @@ from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.archive import AiredMessage
 from alertstation.eas.forward import pending
 from alertstation.eas.forward.rulebook import save_rule_book
+from alertstation.eas.log.tables import eas_log
+from alertstation.notifications import service as channels
+from alertstation.notifications.events import COMPLIANCE_ALARM
+from alertstation.notifications.tables import notifications
 from alertstation.operations.compliance.service import run_compliance
 from alertstation.operations.compliance.tables import rmt_deadlines
 from alertstation.same import SameHeader
@@ -110,6 +114,11 @@ def test_an_assigned_source_without_a_weekly_test_for_8_days_raises_the_alarm(
     station: StationHarness, admin: SignedIn
 ) -> None:
     source, other = a_source(station, "LP-1"), a_source(station, "not assigned")
+    with begin_write(station.engine) as conn:
+        body = {"name": "ops", "url": "json://127.0.0.1:9/", "events": [COMPLIANCE_ALARM]}
+        channels.create_channel(
+            conn, channels.check_channel(body, creating=True), by="t", now=station.clock()
+        )
     assigned = admin.request(
         "PUT", "/api/eas/compliance/settings", json={"assigned_sources": [f"audio:{source}"]}
     )
@@ -120,12 +129,20 @@ def test_an_assigned_source_without_a_weekly_test_for_8_days_raises_the_alarm(
     station.clock.advance(minutes=1)
     raised = [a for a in run_compliance(app).raised if a["kind"] == "source_silent"]
     assert [a["source"] for a in raised] == [f"audio:{source}"]  # the unassigned one is quiet
-    assert raised[0]["record_reason_url"] == "/eas/log" and "LP-1" in raised[0]["detail"]
+    reason_url = f"/eas/log?topic=missed_test&note_source=audio%3A{source}#note-heading"
+    assert raised[0]["record_reason_url"] == reason_url and "LP-1" in raised[0]["detail"]
     assert "source_silent" not in kinds(run_compliance(app).raised)  # raised once
+    # The alarm was written as a notification in the same round, once.
+    with station.engine.connect() as conn:
+        told = conn.execute(select(notifications).order_by(notifications.c.id)).all()
+    silent = [n for n in told if "LP-1" in n.body]
+    assert [n.event for n in silent] == [COMPLIANCE_ALARM]
+    assert silent[0].subject.startswith("Compliance alarm: assigned source")
+    assert reason_url in silent[0].body
     admin = station.sign_in("chief")  # eight days on: the first session has ended
     page = admin.request("GET", "/eas/compliance", csrf=False, headers={"Accept": "text/html"})
     assert page.status_code == 200
-    assert '<a href="/eas/log">Record the reason</a>' in page.text
+    assert f'<a href="{reason_url.replace("&", "&amp;")}">Record the reason</a>' in page.text
     # The source delivers a weekly test: the alarm clears.
     monitor = SameMonitor(app, RATE, use_saved_settings=False)
     monitor.store(source, SameHeader.parse(header("RWT", station.clock())), 3)
@@ -182,6 +199,9 @@ def test_an_rmt_not_aired_raises_the_45_minute_alarm_and_relaying_it_records_the
     assert ("rmt_unaired", f"rmt:{deadline.id}") in [
         (a["kind"], a["source"]) for a in outcome.cleared
     ]
+    with station.engine.connect() as conn:
+        logged = conn.execute(select(eas_log).where(eas_log.c.kind == "note")).all()
+    assert [(e.header, e.result) for e in logged] == [(text, "RMT deadline met")]
     view = admin.request("GET", "/api/eas/compliance").json
     assert view["rmt_deadlines"][0]["met"] is True
     assert "rmt_unaired" not in kinds(view["alarms"])

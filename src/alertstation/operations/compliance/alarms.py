@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from sqlalchemy import Connection, func, insert, select, update
 
@@ -39,6 +40,12 @@ SOURCE_SILENT: Final[str] = "source_silent"
 RMT_UNAIRED: Final[str] = "rmt_unaired"
 STATION_TEST: Final[str] = "station_test"
 KINDS: Final[tuple[str, ...]] = (SOURCE_SILENT, RMT_UNAIRED, STATION_TEST)
+#: How an alarm kind reads to an operator (notifications, the page).
+ALARM_NAMES: Final[dict[str, str]] = {
+    SOURCE_SILENT: "assigned source without a weekly or monthly test",
+    RMT_UNAIRED: "monthly test not relayed after 45 minutes",
+    STATION_TEST: "no weekly test aired in 7 days",
+}
 #: The kinds that say a required test was missed: their alarm links to "record the reason".
 MISSED_TEST_KINDS: Final[frozenset[str]] = frozenset({SOURCE_SILENT, STATION_TEST})
 STATION: Final[str] = "station"
@@ -75,6 +82,11 @@ class Evaluation:
             + [f"compliance alarm cleared: {a['kind']} {a['source']}" for a in self.cleared]
             + [f"RMT deadline {'met' if d.met else 'missed'}: {d.header}" for d in self.deadlines]
         )
+
+
+def record_reason_url(source: str) -> str:
+    """Where an operator records why a required test was missed (the station log's note form)."""
+    return f"/eas/log?{urlencode({'topic': 'missed_test', 'note_source': source})}#note-heading"
 
 
 def evaluate(conn: Connection, now: datetime) -> Evaluation:
@@ -133,7 +145,7 @@ def alarm_as_dict_values(
         "detail": detail,
         "raised_at": raised_at.isoformat(),
         "cleared_at": cleared_at.isoformat() if cleared_at else None,
-        "record_reason_url": "/eas/log" if kind in MISSED_TEST_KINDS else None,
+        "record_reason_url": record_reason_url(source) if kind in MISSED_TEST_KINDS else None,
     }
 
 

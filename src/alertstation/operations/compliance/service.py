@@ -19,9 +19,15 @@ from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing.tables import eas_airing_queue
+from alertstation.eas.log import record_entry
+from alertstation.eas.log.record import NOTE
 from alertstation.eas.tables import eas_archive
+from alertstation.notifications import notify
+from alertstation.notifications.events import COMPLIANCE_ALARM
 from alertstation.operations.compliance.alarms import (
+    ALARM_NAMES,
     OWN_TEST_PERIOD,
+    STATION,
     TEST_EVENTS,
     Evaluation,
     evaluate,
@@ -48,10 +54,42 @@ _A = eas_archive.c
 def run_compliance(station: Station) -> Evaluation:
     """Evaluate the alarms and deadlines once at the station's clock; return what changed."""
     with begin_write(station.engine) as conn:
-        result = evaluate(conn, station.clock())
+        now = station.clock()
+        result = evaluate(conn, now)
+        _tell(conn, result, now)
     for line in result.lines():
         log.warning("%s", line)
     return result
+
+
+def _tell(conn: Connection, result: Evaluation, now: datetime) -> None:
+    """Notify each alarm raised, and log whether each RMT deadline was met, in the round's
+    transaction: the alarm rows, their notifications and the log entries land together."""
+    for alarm in result.raised:
+        link = (
+            f"\nRecord the reason: {alarm['record_reason_url']}"
+            if alarm["record_reason_url"]
+            else ""
+        )
+        notify(
+            conn,
+            COMPLIANCE_ALARM,
+            subject=f"Compliance alarm: {ALARM_NAMES[alarm['kind']]}",
+            body=f"{alarm['detail']} ({alarm['source']}){link}",
+            now=now,
+            dedupe_key=f"compliance-alarm:{alarm['id']}",
+        )
+    for deadline in result.deadlines:
+        record_entry(
+            conn,
+            NOTE,
+            at=now,
+            source=STATION,
+            header=deadline.header,
+            result="RMT deadline met" if deadline.met else "RMT deadline missed",
+            by=STATION,
+            details={"rmt_deadline": deadline.as_dict()},
+        )
 
 
 def compliance_job(station: Station) -> None:
