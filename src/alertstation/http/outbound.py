@@ -384,22 +384,7 @@ class OutboundClient:
             sent["Authorization"] = auth
         with deadline(limits.deadline) as ending:
             try:
-                response = self._pool.request(
-                    "POST",
-                    target,
-                    body=body,
-                    headers=sent,
-                    timeout=urllib3.Timeout(
-                        connect=limits.connect_timeout, read=limits.read_timeout
-                    ),
-                    retries=urllib3.Retry(
-                        total=None, connect=0, read=0, status=0, other=0, redirect=False
-                    ),
-                    redirect=False,
-                    preload_content=False,
-                    decode_content=True,
-                    enforce_content_length=False,
-                )
+                response = self._send("POST", target, sent, limits, body=body)
             except u3.HTTPError as ex:
                 raise (
                     ending.error() if ending.expired else FetchError(describe_error(ex, limits))
@@ -425,6 +410,28 @@ class OutboundClient:
             status, answer, content_type=response.headers.get("Content-Type"), url=target
         )
 
+    def _send(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        limits: Limits,
+        body: bytes | None = None,
+    ) -> Any:
+        """One request, no retry and no redirect followed, its body left to be read."""
+        return self._pool.request(
+            method,
+            url,
+            body=body,
+            headers=headers,
+            timeout=urllib3.Timeout(connect=limits.connect_timeout, read=limits.read_timeout),
+            retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=False),
+            redirect=False,
+            preload_content=False,
+            decode_content=True,
+            enforce_content_length=False,  # the readers count and name a short body
+        )
+
     def _follow(
         self,
         url: str,
@@ -437,21 +444,7 @@ class OutboundClient:
         current = url
         for hop in range(max_redirects + 1):
             try:
-                response = self._pool.request(
-                    "GET",
-                    current,
-                    headers=headers,
-                    timeout=urllib3.Timeout(
-                        connect=limits.connect_timeout, read=limits.read_timeout
-                    ),
-                    retries=urllib3.Retry(
-                        total=None, connect=0, read=0, status=0, other=0, redirect=False
-                    ),
-                    redirect=False,
-                    preload_content=False,
-                    decode_content=True,
-                    enforce_content_length=False,  # copy_limited counts and names a short body
-                )
+                response = self._send("GET", current, headers, limits)
             except u3.HTTPError as ex:
                 raise (
                     ending.error() if ending.expired else FetchError(describe_error(ex, limits))

@@ -193,13 +193,20 @@ def _log_end(
 
 
 def _log_removed(conn: Connection, row: Any, *, by: str | None, now: datetime) -> None:
+    _log_action(conn, row, LOG_REMOVED, REMOVED, by=by, now=now)
+
+
+def _log_action(
+    conn: Connection, row: Any, kind: str, result: str, *, by: str | None, now: datetime
+) -> None:
+    """Log an operator's action on a queue item (stopped, removed) in the station log."""
     record_entry(
         conn,
-        LOG_REMOVED,
+        kind,
         at=now,
         source=row.origin,
         header=row.header,
-        result=REMOVED,
+        result=result,
         by=by,
         details={"queue_id": row.id, "message_id": row.archive_id},
     )
@@ -413,16 +420,7 @@ def request_stop(
         .values(stop_requested_at=now, stop_requested_by=by)
     ).rowcount
     if asked:
-        record_entry(
-            conn,
-            LOG_STOPPED,
-            at=now,
-            source=row.origin,
-            header=row.header,
-            result=STOPPED,
-            by=by,
-            details={"queue_id": row.id, "message_id": row.archive_id},
-        )
+        _log_action(conn, row, LOG_STOPPED, STOPPED, by=by, now=now)
     removed: list[int] = []
     if clear_queue:
         queued = conn.execute(_items_query().where(_q.state == QUEUED).order_by(_q.id)).all()
