@@ -20,6 +20,7 @@ def station_env(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Engine]:
     monkeypatch.setenv("DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    (tmp_path / "data").mkdir()  # a station's directory: commands refuse a missing one
     monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
     yield engine
