@@ -37,8 +37,6 @@ from alertstation.alerts.ingest.rows import (
 from alertstation.alerts.ingest.sql import (
     _BY_KEY,
     _CHAINS,
-    _CODES,
-    _FACTS,
     _FIRST_READS,
     _FIRST_READS_AND_SETTINGS,
     _FIXED_KEYS,
@@ -46,10 +44,18 @@ from alertstation.alerts.ingest.sql import (
     _JSON_READS,
     _JSON_READS_AND_SETTINGS,
     _KEY_COLUMNS,
-    _OWN_KEYS,
     _REFERRERS,
-    _REFS_OF,
     IN_CHUNK,
+    RELATED_ARRAY,
+    RELATED_CHAINS,
+    RELATED_CODES,
+    RELATED_FACTS,
+    RELATED_JSON,
+    RELATED_KEYS,
+    RELATED_PENDING,
+    RELATED_REFERRERS,
+    RELATED_REFS,
+    RELATED_TARGETS,
     Key,
     _fixed_params,
     _fixed_reads,
@@ -77,6 +83,21 @@ _UPDATE_CODES = update(cap_alert_geocodes).where(
     _G.alert_id == bindparam("b_alert"), _G.code_id == bindparam("b_code")
 )
 _DEAD = (lifecycle.CANCELLED, lifecycle.EXPIRED)
+# The flag writes and the skip of pending forwards, built once (with an expanding key list).
+_SET_TERMINAL = {
+    terminal: update(cap_alert_vtec)
+    .where(
+        tuple_(*_KEY_COLUMNS).in_(bindparam("keys", expanding=True)),
+        _V.chain_terminal.is_(not terminal),
+    )
+    .values(chain_terminal=terminal)
+    for terminal in (True, False)
+}
+_SKIP_PENDING = (
+    update(_queue)
+    .where(_queue.c.alert_id.in_(bindparam("ids", expanding=True)), _queue.c.state == "pending")
+    .values(state="skipped", reason=SKIP_REASON)
+)
 
 
 @dataclass(slots=True)
@@ -170,6 +191,11 @@ class _Batch:
         self.new: list[_New] = []
         self.changed: set[int] = set()  # stored alerts whose state or area flags changed
         self.changed_codes: dict[tuple[int, int], CodeState] = {}  # stored (alert, code) states
+        # The chain_terminal flags of each event's stored VTEC rows, as read with the chain.
+        self.flags: dict[ChainKey, set[bool]] = defaultdict(set)
+        # Stored alerts with a pending forward, of those whose entries were read (pending_known).
+        self.pending: set[int] = set()
+        self.pending_known: set[int] = set()
         self.terminal: set[ChainKey] = set()  # events found ended for every code
         # Events found live again: a message that arrived late (a NEW after the CAN of some of
         # its codes) brought codes the ending never named.
@@ -198,11 +224,11 @@ class _Batch:
                 self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
             related = self._load_referrers(identifiers) | self._load_chains(keys)
         related |= {self.by_key[k] for k in refs if k in self.by_key}
+        for key in keys:  # every stored row of the batch's events was read: flags are known
+            self.flags.setdefault(key, set())
         # Stored alerts a batch message relates to can change: read all they are judged by.
         if related:
             self._load_related(related, keys, identifiers)
-        members = {link.alert_id for links in self.chains.values() for link in links}
-        self._load_codes(members | related)
 
     def _load_first(self, wanted: set[Key], identifiers: set[str], keys: set[ChainKey]) -> set[int]:
         """Run the three first reads (by key, referrers, chains) as one statement.
@@ -240,44 +266,72 @@ class _Batch:
             key: ChainKey = (row.office, row.phenomenon, row.significance, row.etn, row.year)
             self.chains[key].append(_Link(row.id, row.k2, row.sent, row.action))
             self.state.setdefault(row.id, row.state)
+            self.flags[key].add(bool(row.in_area))  # a chain row's chain_terminal
             found.add(row.id)
         return found
 
     def _load_related(self, related: set[int], keys: set[ChainKey], identifiers: set[str]) -> None:
-        """Read the facts, chains, referrers and references of stored alerts that can change."""
-        for row in self._rows(_FACTS, related):
-            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        """Read all the rules judge the stored alerts that can change by, in one statement.
+
+        Their facts, VTEC keys, references, codes and pending forwards; the referrers of their
+        identifiers and the members of their other events (with those members' codes); the
+        alerts they reference (``sql._related_reads``).
+        """
+        ids = sorted(related)
+        if self.conn.dialect.name == "postgresql":
+            found = self.conn.execute(RELATED_ARRAY, {"ids": ids})
+        else:
+            found = self.conn.execute(RELATED_JSON, {"ids": json.dumps(ids)})
+        parts: list[list[Any]] = [[] for _kind in range(RELATED_PENDING + 1)]
+        for row in found:
+            parts[row.kind].append(row)
+        for row in parts[RELATED_FACTS]:
+            self._know(row.id, row.t1, row.t2, row.t4, row.b1)
             self.facts[row.id] = _Facts(
-                row.id, row.sender, row.identifier, row.sent, row.msg_type, row.expires,
-                row.state, row.cancelled_at, row.in_area, row.match_code, row.match_geometry,
+                row.id, row.t1, row.t2, row.d1, row.t3, row.d2, row.t4, row.d3, row.b1,
+                row.b2, row.b3,
             )  # fmt: skip
-        other_keys: set[ChainKey] = set()
-        for row in self._rows(_OWN_KEYS, related):
-            key: ChainKey = tuple(row[2:])  # type: ignore[assignment]
-            self.facts[row.alert_id].keys.append(key)
-            self.facts[row.alert_id].actions.append(row.action)
-            other_keys.add(key)
-        self._load_chains(other_keys - keys)
-        self._load_referrers({f.identifier for f in self.facts.values()} - identifiers)
+        for row in parts[RELATED_KEYS]:  # in position order
+            facts = self.facts[row.id]
+            facts.keys.append((row.t2, row.t3, row.t4, row.n1, row.n2))
+            facts.actions.append(row.t1)
         targets: dict[int, list[Key]] = defaultdict(list)
-        for row in self._rows(_REFS_OF, related):
-            targets[row.alert_id].append((row.ref_sender, row.ref_identifier))
-        wanted = {k for refs in targets.values() for k in refs} - set(self.by_key)
-        for row in self._rows(_BY_KEY, wanted):
-            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        for row in parts[RELATED_REFS]:
+            targets[row.id].append((row.t1, row.t2))
         for alert_id, refs in targets.items():
             self.facts[alert_id].refs = refs
+        for row in parts[RELATED_REFERRERS]:
+            if row.t2 not in identifiers:  # the first reads had those
+                self.referrers[(row.t1, row.t2)].append((row.id, row.t3, row.d1, bool(row.b1)))
+        members = self._take_chains(parts[RELATED_CHAINS], keys)
+        for row in parts[RELATED_TARGETS]:
+            self._know(row.id, row.t1, row.t2, row.t3, row.b1)
+        self.pending.update(row.id for row in parts[RELATED_PENDING])
+        self.pending_known.update(related)
+        self._take_codes(parts[RELATED_CODES], related | members)
 
-    def _load_codes(self, ids: set[int]) -> None:
-        """Read the codes (document order) and code states of these stored alerts."""
-        found: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
-        for row in self._rows(_CODES, ids):
-            codes, states = found.setdefault(row.alert_id, ([], {}))
-            codes.append(row.code_id)
-            states[row.code_id] = CodeState(row.state, row.ended_at, row.ended_by)
+    def _take_chains(self, rows: list[Any], keys: set[ChainKey]) -> set[int]:
+        """Take the members of the related alerts' other events; return their ids."""
+        members: set[int] = set()
+        for row in rows:
+            key: ChainKey = (row.t4, row.t5, row.t6, row.n1, row.n2)
+            if key not in keys:  # the first reads had those
+                self.chains[key].append(_Link(row.id, row.t1, row.d1, row.t2))
+                self.state.setdefault(row.id, row.t3)
+                self.flags[key].add(bool(row.b1))
+                members.add(row.id)
+        return members
+
+    def _take_codes(self, rows: list[Any], ids: set[int]) -> None:
+        """Take the codes (document order) and code states of these stored alerts."""
+        codes: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
+        for row in rows:
+            own, states = codes.setdefault(row.id, ([], {}))
+            own.append(row.n1)
+            states[row.n1] = CodeState(row.t1, row.d1, row.n2)
         for alert_id in ids:
-            codes, states = found.get(alert_id, ([], {}))
-            self.codes[alert_id] = _Codes.of(codes, states)
+            own, states = codes.get(alert_id, ([], {}))
+            self.codes[alert_id] = _Codes.of(own, states)
 
     def _know(self, alert_id: int, sender: str, identifier: str, state: str, area: bool) -> None:
         self.by_key[(sender, identifier)] = alert_id
@@ -298,9 +352,10 @@ class _Batch:
         """Read every stored member of these events (and its state); return the member ids."""
         found: set[int] = set()
         for row in self._rows(_CHAINS, keys):
-            key: ChainKey = tuple(row[5:])  # type: ignore[assignment]
+            key: ChainKey = tuple(row[6:])  # type: ignore[assignment]
             self.chains[key].append(_Link(row.alert_id, row.identifier, row.sent, row.action))
             self.state.setdefault(row.alert_id, row.state)
+            self.flags[key].add(bool(row.chain_terminal))
             found.add(row.alert_id)
         return found
 
@@ -547,19 +602,16 @@ class _Batch:
                 ],
             )  # fmt: skip
         for keys, terminal in ((self.terminal, True), (self.reopened, False)):
-            for part in _chunks(sorted(keys)):
-                conn.execute(
-                    update(cap_alert_vtec)
-                    .where(tuple_(*_KEY_COLUMNS).in_(part), _V.chain_terminal.is_(not terminal))
-                    .values(chain_terminal=terminal)
-                )
+            # Only events with a stored row flagged otherwise (the flags read with the chain;
+            # an event none of whose rows was read is written as before).
+            wanted = [k for k in keys if k not in self.flags or (not terminal) in self.flags[k]]
+            for part in _chunks(sorted(wanted)):
+                conn.execute(_SET_TERMINAL[terminal], {"keys": list(part)})
         self._insert_children(real)
-        for part in _chunks(sorted(self.skip_stored)):
-            conn.execute(
-                update(_queue)
-                .where(_queue.c.alert_id.in_(part), _queue.c.state == "pending")
-                .values(state="skipped", reason=SKIP_REASON)
-            )
+        # Only alerts with a pending entry (or whose entries were not read).
+        skip = [i for i in self.skip_stored if i in self.pending or i not in self.pending_known]
+        for part in _chunks(sorted(skip)):
+            conn.execute(_SKIP_PENDING, {"ids": list(part)})
 
     def _insert_children(self, real: dict[int, int]) -> None:
         geocodes: list[tuple[Any, ...]] = []
