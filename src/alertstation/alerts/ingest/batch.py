@@ -9,6 +9,7 @@ order, and writes the result at the end with multi-row inserts and a few updates
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -83,6 +84,8 @@ _UPDATE_CODES = update(cap_alert_geocodes).where(
     _G.alert_id == bindparam("b_alert"), _G.code_id == bindparam("b_code")
 )
 _DEAD = (lifecycle.CANCELLED, lifecycle.EXPIRED)
+#: The code of an id (``decode_id``), remembered: every load names the codes of a whole event.
+_code_name = functools.lru_cache(maxsize=1 << 16)(decode_id)
 # The flag writes and the skip of pending forwards, built once (with an expanding key list).
 _SET_TERMINAL = {
     terminal: update(cap_alert_vtec)
@@ -132,7 +135,7 @@ class _Codes:
 
     @classmethod
     def of(cls, ids: list[int], states: dict[int, CodeState]) -> _Codes:
-        names = [decode_id(i) for i in ids]
+        names = [_code_name(i) for i in ids]
         same = tuple(n for i, n in zip(ids, names, strict=True) if i < SAME_SPACE)
         ugc = tuple(n for i, n in zip(ids, names, strict=True) if i >= SAME_SPACE)
         return cls(ids, states, names, same, ugc)
@@ -325,10 +328,15 @@ class _Batch:
     def _take_codes(self, rows: list[Any], ids: set[int]) -> None:
         """Take the codes (document order) and code states of these stored alerts."""
         codes: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
-        for row in rows:
-            own, states = codes.setdefault(row.id, ([], {}))
-            own.append(row.n1)
-            states[row.n1] = CodeState(row.t1, row.d1, row.n2)
+        live, active = lifecycle.LIVE, lifecycle.ACTIVE
+        for row in rows:  # kind, id, t1-t6, d1-d3, b1-b3, n1-n3
+            alert_id, state, ended_at, code_id, ended_by = row[1], row[2], row[8], row[14], row[15]
+            own, states = codes.setdefault(alert_id, ([], {}))
+            own.append(code_id)
+            if state == active and ended_at is None and ended_by is None:
+                states[code_id] = live  # equal to CodeState(ACTIVE), one object for all
+            else:
+                states[code_id] = CodeState(state, ended_at, ended_by)
         for alert_id in ids:
             own, states = codes.get(alert_id, ([], {}))
             self.codes[alert_id] = _Codes.of(own, states)

@@ -15,6 +15,7 @@ from sqlalchemy import (
     ARRAY,
     Integer,
     Text,
+    and_,
     any_,
     bindparam,
     cast,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     literal_column,
     not_,
     null,
+    or_,
     select,
     text,
     tuple_,
@@ -208,16 +210,22 @@ def _param(name: str, column: Any) -> Any:
 @functools.lru_cache(maxsize=256)
 def _fixed_reads(own: int, idents: int, chains: int, settings: bool) -> Any:
     """The first reads for this many keys of each kind, with one parameter per key part."""
-    own_in = tuple_(_A.sender, _A.identifier).in_(
-        [tuple_(_param(f"o{i}s", _A.sender), _param(f"o{i}i", _A.identifier)) for i in range(own)]
-    )
+    # Keys of several columns as an OR of equalities: SQLite searches its index for each, where
+    # a list of row values (``(a, b) IN ((?, ?), ...)``) made it scan the whole table.
+    own_in = or_(
+        *(
+            and_(_A.sender == _param(f"o{i}s", _A.sender),
+                 _A.identifier == _param(f"o{i}i", _A.identifier))
+            for i in range(own)
+        )
+    )  # fmt: skip
     idents_in = _R.ref_identifier.in_([_param(f"d{i}", _R.ref_identifier) for i in range(idents)])
     chains_in = (
-        tuple_(*_KEY_COLUMNS).in_(
-            [
-                tuple_(*(_param(f"c{i}_{j}", c) for j, c in enumerate(_KEY_COLUMNS)))
+        or_(
+            *(
+                and_(*(c == _param(f"c{i}_{j}", c) for j, c in enumerate(_KEY_COLUMNS)))
                 for i in range(chains)
-            ]
+            )
         )
         if chains
         else None
