@@ -38,6 +38,7 @@ from alertstation.alerts.ingest.rows import (
 from alertstation.alerts.ingest.sql import (
     _BY_KEY,
     _CHAINS,
+    _CODES,
     _FIRST_READS,
     _FIRST_READS_AND_SETTINGS,
     _FIXED_KEYS,
@@ -287,7 +288,7 @@ class _Batch:
             found = self.conn.execute(RELATED_JSON, {"ids": json.dumps(ids)})
         parts: list[list[Any]] = [[] for _kind in range(RELATED_PENDING + 1)]
         for row in found:
-            parts[row.kind].append(row)
+            parts[row[0]].append(row)  # by kind
         for row in parts[RELATED_FACTS]:
             self._know(row.id, row.t1, row.t2, row.t4, row.b1)
             self.facts[row.id] = _Facts(
@@ -311,7 +312,12 @@ class _Batch:
             self._know(row.id, row.t1, row.t2, row.t3, row.b1)
         self.pending.update(row.id for row in parts[RELATED_PENDING])
         self.pending_known.update(related)
-        self._take_codes(parts[RELATED_CODES], related | members)
+        # kind, id, t1-t6, d1-d3, b1-b3, n1-n3: (id, code_id, state, ended_at, ended_by)
+        self._take_codes(((r[1], r[14], r[2], r[8], r[15]) for r in parts[RELATED_CODES]), related)
+        other = members - related  # members of the related alerts' other events only
+        if other:
+            found = self._rows(_CODES, other)
+            self._take_codes(((r[0], r[1], r[2], r[3], r[4]) for r in found), other)
 
     def _take_chains(self, rows: list[Any], keys: set[ChainKey]) -> set[int]:
         """Take the members of the related alerts' other events; return their ids."""
@@ -325,12 +331,14 @@ class _Batch:
                 members.add(row.id)
         return members
 
-    def _take_codes(self, rows: list[Any], ids: set[int]) -> None:
-        """Take the codes (document order) and code states of these stored alerts."""
+    def _take_codes(self, rows: Iterable[tuple[Any, ...]], ids: set[int]) -> None:
+        """Take the codes and code states of these stored alerts.
+
+        ``rows``: (alert id, code id, state, ended_at, ended_by), in document order.
+        """
         codes: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
         live, active = lifecycle.LIVE, lifecycle.ACTIVE
-        for row in rows:  # kind, id, t1-t6, d1-d3, b1-b3, n1-n3
-            alert_id, state, ended_at, code_id, ended_by = row[1], row[2], row[8], row[14], row[15]
+        for alert_id, code_id, state, ended_at, ended_by in rows:
             own, states = codes.setdefault(alert_id, ([], {}))
             own.append(code_id)
             if state == active and ended_at is None and ended_by is None:

@@ -250,8 +250,10 @@ def _fixed_params(own: list[Key], idents: list[str], chains: list[ChainKey]) -> 
 # One statement for the ids of those alerts (bound as one JSON text on SQLite, one array on
 # PostgreSQL): their facts, VTEC keys, references and codes; the referrers of their
 # identifiers; the members of their other VTEC events; the alerts they reference; their pending
-# forward-queue entries. Each row says by ``kind`` which part it answers (``RELATED_*``); the
-# columns are generic (texts t1-t6, times d1-d3, flags b1-b3, integers n1-n3).
+# forward-queue entries. The codes of those other members are read apart (``_CODES``): they are
+# rare, and an OR of both made PostgreSQL scan the codes table. Each row says by ``kind`` which
+# part it answers (``RELATED_*``); the columns are generic (texts t1-t6, times d1-d3, flags
+# b1-b3, integers n1-n3).
 RELATED_FACTS, RELATED_KEYS, RELATED_REFS, RELATED_CODES = 0, 1, 2, 3
 RELATED_REFERRERS, RELATED_CHAINS, RELATED_TARGETS, RELATED_PENDING = 4, 5, 6, 7
 _RELATED_SLOTS = {
@@ -278,12 +280,9 @@ def _related_row(kind: int, alert_id: Any, **values: Any) -> list[Any]:
 def _related_reads(ids_in: Any) -> Any:
     """The related reads for alerts whose id satisfies ``ids_in(column)``."""
     g, q, vr = cap_alert_geocodes.c, eas_forward_queue.c, cap_alert_vtec.alias("vr")
-    vm, rr = cap_alert_vtec.alias("vm"), cap_alert_refs.alias("rr")
+    rr = cap_alert_refs.alias("rr")
     own_idents = select(_A.identifier).where(ids_in(_A.id)).scalar_subquery()
     other_keys = select(*(vr.c[c.name] for c in _KEY_COLUMNS)).where(ids_in(vr.c.alert_id))
-    other_members = select(vm.c.alert_id).where(
-        tuple_(*(vm.c[c.name] for c in _KEY_COLUMNS)).in_(other_keys)
-    )
     targets = select(rr.c.ref_sender, rr.c.ref_identifier).where(ids_in(rr.c.alert_id))
     parts = [
         select(
@@ -307,7 +306,7 @@ def _related_reads(ids_in: Any) -> Any:
                 RELATED_CODES, g.alert_id, t1=g.state, d1=g.ended_at, n1=g.code_id,
                 n2=g.ended_by, n3=g.position,
             )
-        ).where(ids_in(g.alert_id) | g.alert_id.in_(other_members)),
+        ).where(ids_in(g.alert_id)),
         select(
             *_related_row(
                 RELATED_REFERRERS, _R.alert_id, t1=_R.ref_sender, t2=_R.ref_identifier,
