@@ -39,6 +39,7 @@ from alertstation.alerts.ingest.sql import (
     _BY_KEY,
     _CHAINS,
     _CODES,
+    _FACTS,
     _FIRST_READS,
     _FIRST_READS_AND_SETTINGS,
     _FIXED_KEYS,
@@ -46,9 +47,10 @@ from alertstation.alerts.ingest.sql import (
     _JSON_READS,
     _JSON_READS_AND_SETTINGS,
     _KEY_COLUMNS,
+    _OWN_KEYS,
     _REFERRERS,
+    _REFS_OF,
     IN_CHUNK,
-    RELATED_ARRAY,
     RELATED_CHAINS,
     RELATED_CODES,
     RELATED_FACTS,
@@ -275,17 +277,16 @@ class _Batch:
         return found
 
     def _load_related(self, related: set[int], keys: set[ChainKey], identifiers: set[str]) -> None:
-        """Read all the rules judge the stored alerts that can change by, in one statement.
+        """Read all the rules judge the stored alerts that can change by (one statement on SQLite).
 
         Their facts, VTEC keys, references, codes and pending forwards; the referrers of their
         identifiers and the members of their other events (with those members' codes); the
         alerts they reference (``sql._related_reads``).
         """
-        ids = sorted(related)
         if self.conn.dialect.name == "postgresql":
-            found = self.conn.execute(RELATED_ARRAY, {"ids": ids})
-        else:
-            found = self.conn.execute(RELATED_JSON, {"ids": json.dumps(ids)})
+            self._load_related_apart(related, keys, identifiers)
+            return
+        found = self.conn.execute(RELATED_JSON, {"ids": json.dumps(sorted(related))})
         parts: list[list[Any]] = [[] for _kind in range(RELATED_PENDING + 1)]
         for row in found:
             parts[row[0]].append(row)  # by kind
@@ -318,6 +319,40 @@ class _Batch:
         if other:
             found = self._rows(_CODES, other)
             self._take_codes(((r[0], r[1], r[2], r[3], r[4]) for r in found), other)
+
+    def _load_related_apart(
+        self, related: set[int], keys: set[ChainKey], identifiers: set[str]
+    ) -> None:
+        """PostgreSQL: the related reads one after the other, each only when it has keys.
+
+        Each searches its index; the one statement's subqueries made PostgreSQL scan tables
+        (its pending forwards are not read: their skip is written as before, in the pipeline).
+        """
+        for row in self._rows(_FACTS, related):
+            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+            self.facts[row.id] = _Facts(
+                row.id, row.sender, row.identifier, row.sent, row.msg_type, row.expires,
+                row.state, row.cancelled_at, row.in_area, row.match_code, row.match_geometry,
+            )  # fmt: skip
+        other_keys: set[ChainKey] = set()
+        for row in self._rows(_OWN_KEYS, related):
+            key: ChainKey = tuple(row[2:])  # type: ignore[assignment]
+            self.facts[row.alert_id].keys.append(key)
+            self.facts[row.alert_id].actions.append(row.action)
+            other_keys.add(key)
+        self._load_chains(other_keys - keys)
+        self._load_referrers({f.identifier for f in self.facts.values()} - identifiers)
+        targets: dict[int, list[Key]] = defaultdict(list)
+        for row in self._rows(_REFS_OF, related):
+            targets[row.alert_id].append((row.ref_sender, row.ref_identifier))
+        wanted = {k for refs in targets.values() for k in refs} - set(self.by_key)
+        for row in self._rows(_BY_KEY, wanted):
+            self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
+        for alert_id, refs in targets.items():
+            self.facts[alert_id].refs = refs
+        ids = related | {link.alert_id for links in self.chains.values() for link in links}
+        found = self._rows(_CODES, ids)
+        self._take_codes(((r[0], r[1], r[2], r[3], r[4]) for r in found), ids)
 
     def _take_chains(self, rows: list[Any], keys: set[ChainKey]) -> set[int]:
         """Take the members of the related alerts' other events; return their ids."""
