@@ -23,7 +23,7 @@ from sqlalchemy import Engine, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from alertstation.alerts.ingest import batch as bulk
-from alertstation.alerts.ingest import import_messages, rows
+from alertstation.alerts.ingest import import_messages, rows, sql
 from alertstation.alerts.parsing import AlertParseError, split_documents
 from alertstation.alerts.service import set_alert_settings
 from alertstation.alerts.tables import cap_alert_geocodes
@@ -140,3 +140,31 @@ def test_an_error_in_the_pipelined_writes_is_sqlalchemys_and_stores_nothing(
             conn.execute(insert(cap_alert_geocodes), [{"alert_id": 1, "code_id": 1}] * 2)
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(cap_alert_geocodes)).scalar() == 0
+
+
+@pytest.mark.parametrize("statement", ["fixed-first", "json-first", "related"])
+def test_sqlite_reads_search_their_indexes(tmp_path: Path, statement: str) -> None:
+    """Every read of a message's stored neighbours searches an index, never scans a table.
+
+    A list of row values (``(sender, identifier) IN ((?, ?), ...)``) made SQLite scan
+    ``cap_alerts`` for every message, a cost that grew with the store.
+    """
+    engine = make_engine(f"sqlite:///{tmp_path / 'plan.db'}")
+    upgrade_to_head(engine)
+    chosen = {
+        "fixed-first": sql._fixed_reads(3, 2, 2, False),
+        "json-first": sql._JSON_READS,
+        "related": sql.RELATED_JSON,
+    }[statement]
+    compiled = chosen.compile(dialect=engine.dialect)
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        plan = [
+            row[3]
+            for row in raw.execute(
+                f"EXPLAIN QUERY PLAN {compiled}", ["[]"] * len(compiled.positiontup or ())
+            )
+        ]
+    engine.dispose()
+    scans = [step for step in plan if step.startswith("SCAN ") and "json_each" not in step]
+    assert scans == [] or scans == ["SCAN anon_1"], plan

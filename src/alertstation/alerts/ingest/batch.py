@@ -9,6 +9,7 @@ order, and writes the result at the end with multi-row inserts and a few updates
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -50,6 +51,15 @@ from alertstation.alerts.ingest.sql import (
     _REFERRERS,
     _REFS_OF,
     IN_CHUNK,
+    RELATED_CHAINS,
+    RELATED_CODES,
+    RELATED_FACTS,
+    RELATED_JSON,
+    RELATED_KEYS,
+    RELATED_PENDING,
+    RELATED_REFERRERS,
+    RELATED_REFS,
+    RELATED_TARGETS,
     Key,
     _fixed_params,
     _fixed_reads,
@@ -80,6 +90,23 @@ _UPDATE_CODES = update(cap_alert_geocodes).where(
     _G.alert_id == bindparam("b_alert"), _G.code_id == bindparam("b_code")
 )
 _DEAD = (lifecycle.CANCELLED, lifecycle.EXPIRED)
+#: The code of an id (``decode_id``), remembered: every load names the codes of a whole event.
+_code_name = functools.lru_cache(maxsize=1 << 16)(decode_id)
+# The flag writes and the skip of pending forwards, built once (with an expanding key list).
+_SET_TERMINAL = {
+    terminal: update(cap_alert_vtec)
+    .where(
+        tuple_(*_KEY_COLUMNS).in_(bindparam("keys", expanding=True)),
+        _V.chain_terminal.is_(not terminal),
+    )
+    .values(chain_terminal=terminal)
+    for terminal in (True, False)
+}
+_SKIP_PENDING = (
+    update(_queue)
+    .where(_queue.c.alert_id.in_(bindparam("ids", expanding=True)), _queue.c.state == "pending")
+    .values(state="skipped", reason=SKIP_REASON)
+)
 
 
 @dataclass(slots=True)
@@ -114,7 +141,7 @@ class _Codes:
 
     @classmethod
     def of(cls, ids: list[int], states: dict[int, CodeState]) -> _Codes:
-        names = [decode_id(i) for i in ids]
+        names = [_code_name(i) for i in ids]
         same = tuple(n for i, n in zip(ids, names, strict=True) if i < SAME_SPACE)
         ugc = tuple(n for i, n in zip(ids, names, strict=True) if i >= SAME_SPACE)
         return cls(ids, states, names, same, ugc)
@@ -173,6 +200,11 @@ class _Batch:
         self.new: list[_New] = []
         self.changed: set[int] = set()  # stored alerts whose state or area flags changed
         self.changed_codes: dict[tuple[int, int], CodeState] = {}  # stored (alert, code) states
+        # The chain_terminal flags of each event's stored VTEC rows, as read with the chain.
+        self.flags: dict[ChainKey, set[bool]] = defaultdict(set)
+        # Stored alerts with a pending forward, of those whose entries were read (pending_known).
+        self.pending: set[int] = set()
+        self.pending_known: set[int] = set()
         self.terminal: set[ChainKey] = set()  # events found ended for every code
         # Events found live again: a message that arrived late (a NEW after the CAN of some of
         # its codes) brought codes the ending never named.
@@ -201,11 +233,11 @@ class _Batch:
                 self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
             related = self._load_referrers(identifiers) | self._load_chains(keys)
         related |= {self.by_key[k] for k in refs if k in self.by_key}
+        for key in keys:  # every stored row of the batch's events was read: flags are known
+            self.flags.setdefault(key, set())
         # Stored alerts a batch message relates to can change: read all they are judged by.
         if related:
             self._load_related(related, keys, identifiers)
-        members = {link.alert_id for links in self.chains.values() for link in links}
-        self._load_codes(members | related)
 
     def _load_first(self, wanted: set[Key], identifiers: set[str], keys: set[ChainKey]) -> set[int]:
         """Run the three first reads (by key, referrers, chains) as one statement.
@@ -243,11 +275,62 @@ class _Batch:
             key: ChainKey = (row.office, row.phenomenon, row.significance, row.etn, row.year)
             self.chains[key].append(_Link(row.id, row.k2, row.sent, row.action))
             self.state.setdefault(row.id, row.state)
+            self.flags[key].add(bool(row.in_area))  # a chain row's chain_terminal
             found.add(row.id)
         return found
 
     def _load_related(self, related: set[int], keys: set[ChainKey], identifiers: set[str]) -> None:
-        """Read the facts, chains, referrers and references of stored alerts that can change."""
+        """Read all the rules judge the stored alerts that can change by (one statement on SQLite).
+
+        Their facts, VTEC keys, references, codes and pending forwards; the referrers of their
+        identifiers and the members of their other events (with those members' codes); the
+        alerts they reference (``sql._related_reads``).
+        """
+        if self.conn.dialect.name == "postgresql":
+            self._load_related_apart(related, keys, identifiers)
+            return
+        found = self.conn.execute(RELATED_JSON, {"ids": json.dumps(sorted(related))})
+        parts: list[list[Any]] = [[] for _kind in range(RELATED_PENDING + 1)]
+        for row in found:
+            parts[row[0]].append(row)  # by kind
+        for row in parts[RELATED_FACTS]:
+            self._know(row.id, row.t1, row.t2, row.t4, row.b1)
+            self.facts[row.id] = _Facts(
+                row.id, row.t1, row.t2, row.d1, row.t3, row.d2, row.t4, row.d3, row.b1,
+                row.b2, row.b3,
+            )  # fmt: skip
+        for row in parts[RELATED_KEYS]:  # in position order
+            facts = self.facts[row.id]
+            facts.keys.append((row.t2, row.t3, row.t4, row.n1, row.n2))
+            facts.actions.append(row.t1)
+        targets: dict[int, list[Key]] = defaultdict(list)
+        for row in parts[RELATED_REFS]:
+            targets[row.id].append((row.t1, row.t2))
+        for alert_id, refs in targets.items():
+            self.facts[alert_id].refs = refs
+        for row in parts[RELATED_REFERRERS]:
+            if row.t2 not in identifiers:  # the first reads had those
+                self.referrers[(row.t1, row.t2)].append((row.id, row.t3, row.d1, bool(row.b1)))
+        members = self._take_chains(parts[RELATED_CHAINS], keys)
+        for row in parts[RELATED_TARGETS]:
+            self._know(row.id, row.t1, row.t2, row.t3, row.b1)
+        self.pending.update(row.id for row in parts[RELATED_PENDING])
+        self.pending_known.update(related)
+        # kind, id, t1-t6, d1-d3, b1-b3, n1-n3: (id, code_id, state, ended_at, ended_by)
+        self._take_codes(((r[1], r[14], r[2], r[8], r[15]) for r in parts[RELATED_CODES]), related)
+        other = members - related  # members of the related alerts' other events only
+        if other:
+            found = self._rows(_CODES, other)
+            self._take_codes(((r[0], r[1], r[2], r[3], r[4]) for r in found), other)
+
+    def _load_related_apart(
+        self, related: set[int], keys: set[ChainKey], identifiers: set[str]
+    ) -> None:
+        """PostgreSQL: the related reads one after the other, each only when it has keys.
+
+        Each searches its index; the one statement's subqueries made PostgreSQL scan tables
+        (its pending forwards are not read: their skip is written as before, in the pipeline).
+        """
         for row in self._rows(_FACTS, related):
             self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
             self.facts[row.id] = _Facts(
@@ -270,17 +353,39 @@ class _Batch:
             self._know(row.id, row.sender, row.identifier, row.state, row.in_area)
         for alert_id, refs in targets.items():
             self.facts[alert_id].refs = refs
+        ids = related | {link.alert_id for links in self.chains.values() for link in links}
+        found = self._rows(_CODES, ids)
+        self._take_codes(((r[0], r[1], r[2], r[3], r[4]) for r in found), ids)
 
-    def _load_codes(self, ids: set[int]) -> None:
-        """Read the codes (document order) and code states of these stored alerts."""
-        found: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
-        for row in self._rows(_CODES, ids):
-            codes, states = found.setdefault(row.alert_id, ([], {}))
-            codes.append(row.code_id)
-            states[row.code_id] = CodeState(row.state, row.ended_at, row.ended_by)
+    def _take_chains(self, rows: list[Any], keys: set[ChainKey]) -> set[int]:
+        """Take the members of the related alerts' other events; return their ids."""
+        members: set[int] = set()
+        for row in rows:
+            key: ChainKey = (row.t4, row.t5, row.t6, row.n1, row.n2)
+            if key not in keys:  # the first reads had those
+                self.chains[key].append(_Link(row.id, row.t1, row.d1, row.t2))
+                self.state.setdefault(row.id, row.t3)
+                self.flags[key].add(bool(row.b1))
+                members.add(row.id)
+        return members
+
+    def _take_codes(self, rows: Iterable[tuple[Any, ...]], ids: set[int]) -> None:
+        """Take the codes and code states of these stored alerts.
+
+        ``rows``: (alert id, code id, state, ended_at, ended_by), in document order.
+        """
+        codes: dict[int, tuple[list[int], dict[int, CodeState]]] = {}
+        live, active = lifecycle.LIVE, lifecycle.ACTIVE
+        for alert_id, code_id, state, ended_at, ended_by in rows:
+            own, states = codes.setdefault(alert_id, ([], {}))
+            own.append(code_id)
+            if state == active and ended_at is None and ended_by is None:
+                states[code_id] = live  # equal to CodeState(ACTIVE), one object for all
+            else:
+                states[code_id] = CodeState(state, ended_at, ended_by)
         for alert_id in ids:
-            codes, states = found.get(alert_id, ([], {}))
-            self.codes[alert_id] = _Codes.of(codes, states)
+            own, states = codes.get(alert_id, ([], {}))
+            self.codes[alert_id] = _Codes.of(own, states)
 
     def _know(self, alert_id: int, sender: str, identifier: str, state: str, area: bool) -> None:
         self.by_key[(sender, identifier)] = alert_id
@@ -301,9 +406,10 @@ class _Batch:
         """Read every stored member of these events (and its state); return the member ids."""
         found: set[int] = set()
         for row in self._rows(_CHAINS, keys):
-            key: ChainKey = tuple(row[5:])  # type: ignore[assignment]
+            key: ChainKey = tuple(row[6:])  # type: ignore[assignment]
             self.chains[key].append(_Link(row.alert_id, row.identifier, row.sent, row.action))
             self.state.setdefault(row.alert_id, row.state)
+            self.flags[key].add(bool(row.chain_terminal))
             found.add(row.alert_id)
         return found
 
@@ -551,19 +657,16 @@ class _Batch:
                 ],
             )  # fmt: skip
         for keys, terminal in ((self.terminal, True), (self.reopened, False)):
-            for part in _chunks(sorted(keys)):
-                conn.execute(
-                    update(cap_alert_vtec)
-                    .where(tuple_(*_KEY_COLUMNS).in_(part), _V.chain_terminal.is_(not terminal))
-                    .values(chain_terminal=terminal)
-                )
+            # Only events with a stored row flagged otherwise (the flags read with the chain;
+            # an event none of whose rows was read is written as before).
+            wanted = [k for k in keys if k not in self.flags or (not terminal) in self.flags[k]]
+            for part in _chunks(sorted(wanted)):
+                conn.execute(_SET_TERMINAL[terminal], {"keys": list(part)})
         self._insert_children(real)
-        for part in _chunks(sorted(self.skip_stored)):
-            conn.execute(
-                update(_queue)
-                .where(_queue.c.alert_id.in_(part), _queue.c.state == "pending")
-                .values(state="skipped", reason=SKIP_REASON)
-            )
+        # Only alerts with a pending entry (or whose entries were not read).
+        skip = [i for i in self.skip_stored if i in self.pending or i not in self.pending_known]
+        for part in _chunks(sorted(skip)):
+            conn.execute(_SKIP_PENDING, {"ids": list(part)})
 
     def _insert_children(self, real: dict[int, int]) -> None:
         geocodes: list[tuple[Any, ...]] = []
