@@ -115,7 +115,9 @@ def test_privacy_tools_need_configure_are_audited_and_keep_rollups_honest(
     with engine.begin() as conn:
         conn.execute(
             traffic_analytics_settings.insert().values(
-                id=1, **{**TrafficSettings().as_dict(), "skip_paths": "", "site_hosts": ""}, updated_at=clock()
+                id=1,
+                **{**TrafficSettings().as_dict(), "skip_paths": "", "site_hosts": ""},
+                updated_at=clock(),
             )
         )
     rollups.ensure_rolled_up(engine, clock())
