@@ -18,6 +18,12 @@ from typing import Final, NamedTuple
 START_CODE: Final[str] = "ZCZC"
 EOM_CODE: Final[str] = "NNNN"
 MAX_LOCATIONS: Final[int] = 31
+#: Offshore and Great Lakes marine areas: the SAME area number (the SS of PSSCCC) that stands in
+#: place of a state, and the UGC prefix of the marine zones it numbers (``096142`` is LEZ142).
+MARINE_AREAS: Final[dict[int, str]] = {
+    57: "PZ", 58: "PK", 59: "PH", 61: "PS", 65: "PM", 73: "AN", 75: "AM", 77: "GM",
+    91: "LS", 92: "LM", 93: "LH", 94: "LC", 96: "LE", 97: "LO", 98: "SL",
+}  # fmt: skip
 STATION_ID_LENGTH: Final[int] = 8
 DEFAULT_STATION_ID: Final[str] = "ALRTSTN"  # until an operator names the station
 MAX_PURGE: Final[timedelta] = timedelta(hours=99, minutes=30)
@@ -279,9 +285,12 @@ def _check_location(index: int, code: object) -> str:
     field = f"location code {index}"
     if not isinstance(code, str) or not _LOCATION.fullmatch(code):
         raise ValueError(f"{field}: expected six digits PSSCCC, got {code!r}")
-    state = int(code[1:3])
-    if state > 78:
-        raise ValueError(f"{field}: state FIPS code must be 00-78, got {code[1:3]} in {code!r}")
+    area = int(code[1:3])
+    if area > 78 and area not in MARINE_AREAS:
+        raise ValueError(
+            f"{field}: state FIPS code must be 00-78 or a marine area number "
+            f"(91-98 on the Great Lakes), got {code[1:3]} in {code!r}"
+        )
     return code
 
 

@@ -171,7 +171,9 @@ def test_identical_bursts_that_do_not_parse_are_refused_with_the_field() -> None
     cases = {
         HEADER.replace("WXR", "WXB"): "originator: expected one of",
         HEADER.replace("TOR", "TOX"): "event: unknown event code 'TOX'",
-        HEADER.replace("039173", "099173"): "location code 1: state FIPS code must be 00-78",
+        HEADER.replace(
+            "039173", "099173"
+        ): "location code 1: state FIPS code must be 00-78 or a marine area",
         HEADER.replace("+0030", "+0020"): "purge time: must be in 15-minute steps",
         HEADER.replace("1241720", "3671720"): "issue time: Julian day must be 001-366",
     }

@@ -223,7 +223,10 @@ def test_the_bundled_snapshot_names_counties_before_any_sync() -> None:
 
 def test_marine_codes_name_their_zone() -> None:
     assert marine_zone_code("073530") == "ANZ530"
-    assert marine_zone_code("095142") == "LEZ142"
+    assert marine_zone_code("096142") == "LEZ142"
+    assert marine_zone_code("097042") == "LOZ042"
+    assert marine_zone_code("098022") == "SLZ022"
+    assert marine_zone_code("095142") is None  # no marine area is numbered 95
     assert marine_zone_code("039137") is None
     assert marine_zone_code("073000") is None
 

@@ -26,11 +26,11 @@ PURGE_MINUTES = [15, 30, 45, 60, *range(90, 99 * 60 + 31, 30)]
 
 
 def location_codes() -> st.SearchStrategy[str]:
-    """Return valid PSSCCC codes: P 0-9, SS 00-78, CCC 000-999."""
+    """Return valid PSSCCC codes: P 0-9, SS 00-78 or a marine area, CCC 000-999."""
     return st.builds(
         lambda p, s, c: f"{p}{s:02d}{c:03d}",
         st.integers(0, 9),
-        st.integers(0, 78),
+        st.one_of(st.integers(0, 78), st.sampled_from(sorted(same.MARINE_AREAS))),
         st.integers(0, 999),
     )
 
@@ -90,6 +90,20 @@ def test_fields_of_a_real_header() -> None:
     assert header.station == "WOLF/IP " and header.station_id == "WOLF/IP"
     assert header.issued_at(2024) == datetime(2024, 10, 29, 23, 18, tzinfo=UTC)
     assert header.expires_at(2024) == datetime(2024, 10, 30, 9, 18, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("code", "zone"),
+    [("091162", "LSZ162"), ("092080", "LMZ080"), ("094460", "LCZ460"), ("096142", "LEZ142"),
+     ("097042", "LOZ042"), ("098022", "SLZ022"), ("077250", "GMZ250")],
+)  # fmt: skip
+def test_great_lakes_and_offshore_marine_areas_are_valid_locations(code: str, zone: str) -> None:
+    """A Special Marine Warning for a Great Lakes zone is a valid header (area numbers 91-98)."""
+    text = f"ZCZC-WXR-SMW-{code}+0045-3291510-KCLE/NWS-"
+    header = SameHeader.parse(text)
+    assert header.locations == (code,)
+    assert header.encode() == text
+    assert same.MARINE_AREAS[int(code[1:3])] == zone[:2]
 
 
 def test_short_station_id_is_kept_as_sent_when_parsed() -> None:
@@ -263,7 +277,7 @@ def bad_location(draw: st.DrawFn, parts: dict[str, object]) -> str:
             st.builds(
                 lambda p, s, c: f"{p}{s}{c:03d}",
                 st.integers(0, 9),
-                st.integers(79, 99),
+                st.integers(79, 99).filter(lambda area: area not in same.MARINE_AREAS),
                 st.integers(0, 999),
             ),
         )
@@ -393,7 +407,10 @@ def test_parse_rejects_non_text() -> None:
         ({"locations": "039173"}, "locations: expected a tuple"),
         ({"locations": ()}, "locations: a header carries 1-31"),
         ({"locations": ("039173", 39173)}, "location code 2: expected six digits"),
-        ({"locations": ("099173",)}, "location code 1: state FIPS code must be 00-78"),
+        (
+            {"locations": ("099173",)},
+            "location code 1: state FIPS code must be 00-78 or a marine area",
+        ),
         ({"purge": (0, 10)}, "purge time: must be in 15-minute steps"),
         ({"purge": (1, 15)}, "purge time: must be in 15-minute steps"),
         ({"purge": (0, 0)}, "purge time: must be a positive"),

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from alertstation.alerts.matching import FIPS_STATE
 from alertstation.alerts.model import Alert
 from alertstation.alerts.vtec import EventKey
+from alertstation.same import MARINE_AREAS
 
 ACTIVE = "active"
 EXPIRED = "expired"
@@ -40,11 +41,6 @@ _ENDING_STATE = {"CAN": CANCELLED, "EXP": EXPIRED, "UPG": SUPERSEDED}
 _PRECEDENCE = {SUPERSEDED: 0, CANCELLED: 1, EXPIRED: 2}
 #: The code a segment without UGC codes is kept under (never stored).
 NO_CODE = ""
-#: SAME state number of each marine UGC prefix (``ANZ355`` is SAME ``073355``).
-MARINE_SAME = {
-    "PZ": 57, "PK": 58, "PH": 59, "PS": 61, "PM": 65, "AN": 73, "AM": 75, "GM": 77,
-    "LS": 91, "LM": 92, "LH": 93, "LC": 94, "LE": 96, "LO": 97, "SL": 98,
-}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +194,7 @@ def same_twin(same: str) -> tuple[str, ...]:
     postal = FIPS_STATE.get(state)
     if postal is not None and same[0] == "0":
         twins.append(f"{postal}C{number}")
-    marine = _SAME_MARINE.get(state)
+    marine = MARINE_AREAS.get(state)
     if marine is not None and same[0] == "0":
         twins.append(f"{marine}Z{number}")
     return tuple(twins)
@@ -239,9 +235,6 @@ def message_code_state(verdict: Verdict, *, ended_by: int | None = None) -> Code
     if verdict.state == ACTIVE:
         return LIVE
     return CodeState(verdict.state, verdict.cancelled_at, ended_by)
-
-
-_SAME_MARINE = {number: prefix for prefix, number in MARINE_SAME.items()}
 
 
 def decide(

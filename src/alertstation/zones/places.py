@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from alertstation.same import MARINE_AREAS
 from alertstation.zones.county_snapshot import bundled_county_index
 from alertstation.zones.fips import County, CountyIndex
 
@@ -57,11 +58,7 @@ STATE_NAMES: Final[dict[str, str]] = {
 }  # fmt: skip
 
 #: Offshore and Great Lakes marine areas: SAME area number → UGC prefix of its marine zones.
-MARINE_PREFIXES: Final[dict[str, str]] = {
-    "57": "PZ", "58": "PK", "59": "PH", "61": "PS", "65": "PM", "73": "AN", "75": "AM",
-    "77": "GM", "91": "LS", "92": "LM", "93": "LH", "94": "LC", "95": "LE", "96": "LO",
-    "97": "SL",
-}  # fmt: skip
+MARINE_PREFIXES: Final[dict[str, str]] = {f"{n:02d}": p for n, p in MARINE_AREAS.items()}
 
 
 def marine_zone_code(code: str) -> str | None:
