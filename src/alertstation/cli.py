@@ -287,10 +287,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Run periodic jobs, the EAS airing loop and the audio monitor; only the leader runs them."""
     from alertstation.audio.monitor import start_monitor
     from alertstation.eas.airing.onair import start_airing
-    from alertstation.operations.certificate import EXPIRY_CHECK_INTERVAL, expiry_job
-    from alertstation.operations.compliance.service import COMPLIANCE_JOB
+    from alertstation.operations.jobs import STATION_JOBS
     from alertstation.station import build_station
-    from alertstation.worker.jobs import JOBS, Job
     from alertstation.worker.runner import run_worker
     from alertstation.worker.supervisor import die_with_parent
 
@@ -308,9 +306,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         airing.append(start_monitor(station, stop))  # every audio source in its own thread
 
     try:
-        # operations imports worker (backup, restore), so its jobs join the list here.
-        jobs = (*JOBS, COMPLIANCE_JOB, Job("certificate-expiry", EXPIRY_CHECK_INTERVAL, expiry_job))
-        run_worker(station, stop, jobs=jobs, on_leader=on_leader)
+        run_worker(station, stop, jobs=STATION_JOBS, on_leader=on_leader)
     finally:
         stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
         for thread in airing:

@@ -1,8 +1,8 @@
 """Periodic jobs the leader runs. Later domains add theirs to ``JOBS``.
 
 A package of this layer that imports the worker (``operations`` reads its heartbeat) cannot be
-imported here without a cycle: its job (``operations.compliance.service.COMPLIANCE_JOB``) is
-added to ``JOBS`` by the worker command (``alertstation worker``).
+imported here without a cycle: ``operations.jobs.STATION_JOBS`` adds its jobs to these, and is
+the list the worker command runs.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def compliance_job(station: Station) -> None:
     run_compliance(station)
 
 
-#: The worker's job (added to ``worker.jobs.JOBS`` by the worker command).
+#: The worker's job (listed in ``operations.jobs.STATION_JOBS``).
 COMPLIANCE_JOB: Final[Job] = Job("eas-compliance", INTERVAL, compliance_job)
 
 
