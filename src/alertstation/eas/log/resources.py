@@ -8,7 +8,7 @@ deletes an entry.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import falcon
 
@@ -32,26 +32,21 @@ CORRECTION_ACTION: Final[str] = "eas.log.correction"
 REVIEW_ACTION: Final[str] = "eas.log.reviewed"
 
 
-def _month_and_filter(
-    station: Station, req: falcon.Request, conn: Any
-) -> tuple[service.Month, service.LogFilter]:
-    try:
-        month = service.parse_month(
-            req.get_param("month"), station_time_zone(conn), station.clock()
-        )
-        chosen = service.LogFilter.parse(
-            req.get_param("kind"), req.get_param("source"), req.get_param("event")
-        )
-    except FieldError as ex:
-        raise ex.as_app_error() from None
-    return month, chosen
-
-
-def _month_only(station: Station, req: falcon.Request, conn: Any) -> service.Month:
-    try:
-        return service.parse_month(req.get_param("month"), station_time_zone(conn), station.clock())
-    except FieldError as ex:
-        raise ex.as_app_error() from None
+def _read(station: Station, req: falcon.Request, *, filtered: bool = True) -> service.MonthLog:
+    """The month a request names (and, unless ``filtered`` is False, its filters)."""
+    with station.engine.connect() as conn:
+        try:
+            chosen = (
+                service.LogFilter.parse(
+                    req.get_param("kind"), req.get_param("source"), req.get_param("event")
+                )
+                if filtered
+                else None
+            )
+            zone = station_time_zone(conn)
+            return service.read_month(conn, req.get_param("month"), zone, station.clock(), chosen)
+        except FieldError as ex:
+            raise ex.as_app_error() from None
 
 
 class LogPage:
@@ -62,20 +57,18 @@ class LogPage:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
+        log = _read(station, req)
         with station.engine.connect() as conn:
-            month, chosen = _month_and_filter(station, req, conn)
-            entries = service.list_entries(conn, month, chosen)
-            reviews = service.reviews_of(conn, month)
             known_sources = service.sources(conn)
         resp.cache_control = ["no-store"]
         station.templates.page(
             req,
             resp,
             "eas_log.html",
-            month=month,
-            chosen=chosen,
-            entries=entries,
-            reviews=reviews,
+            month=log.month,
+            chosen=log.chosen,
+            entries=log.entries,
+            reviews=log.reviews,
             kinds=KINDS,
             sources=known_sources,
             topics=service.NOTE_TOPICS,
@@ -89,19 +82,16 @@ class LogApi:
         self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        station = self._station
-        with station.engine.connect() as conn:
-            month, chosen = _month_and_filter(station, req, conn)
-            items = service.list_entries(conn, month, chosen)
-            reviews = service.reviews_of(conn, month)
+        log = _read(self._station, req)
+        month = log.month
         resp.cache_control = ["no-store"]
         resp.media = {
             "month": month.label,
             "time_zone": getattr(month.zone, "key", str(month.zone)),
             "start": month.start.isoformat(),
             "end": month.end.isoformat(),
-            "items": items,
-            "reviews": reviews,
+            "items": log.entries,
+            "reviews": log.reviews,
         }
 
 
@@ -111,21 +101,20 @@ class LogExport:
     def __init__(self, station: Station) -> None:
         self._station = station
 
-    def _month(self, req: falcon.Request) -> tuple[service.Month, list[Any], list[Any]]:
-        with self._station.engine.connect() as conn:
-            month = _month_only(self._station, req, conn)
-            return month, service.list_entries(conn, month), service.reviews_of(conn, month)
-
     def on_get_csv(self, req: falcon.Request, resp: falcon.Response) -> None:
-        month, entries, _ = self._month(req)
-        resp.text = month_to_csv(entries, month)
+        log = _read(self._station, req, filtered=False)
+        month = log.month
+        resp.text = month_to_csv(log.entries, month)
         resp.content_type = "text/csv; charset=utf-8"
         resp.downloadable_as = f"eas-station-log-{month.label}.csv"
         resp.cache_control = ["no-store"]
 
     def on_get_pdf(self, req: falcon.Request, resp: falcon.Response) -> None:
-        month, entries, reviews = self._month(req)
-        resp.data = month_to_pdf(entries, reviews, month, generated_at=self._station.clock())
+        log = _read(self._station, req, filtered=False)
+        month = log.month
+        resp.data = month_to_pdf(
+            log.entries, log.reviews, month, generated_at=self._station.clock()
+        )
         resp.content_type = "application/pdf"
         resp.downloadable_as = f"eas-station-log-{month.label}.pdf"
         resp.cache_control = ["no-store"]

@@ -169,6 +169,32 @@ def list_entries(
     return items
 
 
+@dataclass(frozen=True)
+class MonthLog:
+    """What the page, the API and the exports show of one month: its entries and reviews."""
+
+    month: Month
+    chosen: LogFilter
+    entries: list[dict[str, Any]]
+    reviews: list[dict[str, Any]]
+
+
+def read_month(
+    conn: Connection,
+    month_text: str | None,
+    zone: tzinfo,
+    now: datetime,
+    chosen: LogFilter | None = None,
+) -> MonthLog:
+    """Return the month ``YYYY-MM`` (default: this one) filtered by ``chosen``, with its reviews.
+
+    A FieldError names a bad month.
+    """
+    month = parse_month(month_text, zone, now)
+    chosen = chosen or LogFilter()
+    return MonthLog(month, chosen, list_entries(conn, month, chosen), reviews_of(conn, month))
+
+
 def _corrections_of(conn: Connection, ids: list[int]) -> dict[int, list[int]]:
     found: dict[int, list[int]] = {}
     for start in range(0, len(ids), 500):
