@@ -32,6 +32,20 @@ def test_importing_the_command_line_loads_no_heavy_module() -> None:
     assert [name for name in HEAVY if name in loaded] == []
 
 
+def test_the_command_line_loads_the_decoder_only_when_decode_runs(tmp_path: Path) -> None:
+    loaded = loaded_after("import alertstation.cli")
+    assert [name for name in ("numpy", "alertstation.eas.decode") if name in loaded] == []
+    code = (
+        "from alertstation.cli import main\n"
+        "try:\n"
+        f"    main(['eas', 'decode', {str(tmp_path / 'missing.wav')!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    loaded = loaded_after(code)
+    assert {"numpy", "alertstation.eas.decode"} <= loaded
+
+
 def test_version_and_help_load_neither_the_web_app_nor_migrations() -> None:
     for argv in (["version"], ["--help"]):
         code = (
@@ -42,7 +56,7 @@ def test_version_and_help_load_neither_the_web_app_nor_migrations() -> None:
             "    pass\n"
         )
         loaded = loaded_after(code)
-        unwanted = [*HEAVY, "alertstation.app", "falcon", "alembic", "jinja2"]
+        unwanted = [*HEAVY, "numpy", "alertstation.app", "falcon", "alembic", "jinja2"]
         assert [name for name in unwanted if name in loaded] == [], argv
 
 
