@@ -74,6 +74,23 @@ def test_the_web_app_loads_no_heavy_module_until_used() -> None:
     assert [name for name in (*HEAVY, "alembic") if name in loaded] == []
 
 
+def test_the_worker_loads_neither_falcon_nor_jinja2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    code = (
+        "import alertstation.cli\n"
+        "from alertstation.audio.monitor import start_monitor\n"
+        "from alertstation.eas.airing.onair import start_airing\n"
+        "from alertstation.station import build_station\n"
+        "from alertstation.worker.runner import run_worker\n"
+        "from alertstation.settings import Settings\n"
+        f"data = {str(data)!r}\n"
+        "settings = Settings.from_env({'ALERTSTATION_DATA_DIR': data})\n"
+        "build_station(settings).engine.dispose()\n"
+    )
+    loaded = loaded_after(code)
+    assert [name for name in (*HEAVY, "falcon", "jinja2", "alembic") if name in loaded] == []
+
+
 def test_a_current_database_is_checked_without_loading_alembic(tmp_path: Path) -> None:
     env = {**os.environ, "ALERTSTATION_DATA_DIR": str(tmp_path / "data")}
     env.pop("DATABASE_URL", None)
