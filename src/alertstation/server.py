@@ -79,28 +79,31 @@ def fresh_after_fork(server: Any, worker: Any) -> None:
         built.station.engine.dispose(close=False)
 
 
-def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
-    """Run gunicorn in the foreground until it is told to stop.
+def server_options(bind: str, workers: int, threads: int, data_dir: Path) -> dict[str, Any]:
+    """Return gunicorn's settings for the station.
 
     The control socket lives in the data directory so two stations on one host never share it.
     """
-    StationServer(
-        {
-            "bind": bind,
-            "workers": workers,
-            "worker_class": "gthread",
-            "threads": threads,
-            "timeout": 60,
-            "graceful_timeout": 15,
-            "accesslog": None,  # the app writes its own structured access log
-            "proc_name": "alertstation",
-            "control_socket": str(data_dir / "gunicorn.ctl"),
-            # gunicorn's largest request line, above the app's own 4096-character target limit
-            # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
-            "limit_request_line": 8190,
-            "post_worker_init": announce_when_ready(bind),
-            "preload_app": True,
-            "pre_fork": freeze_before_fork,
-            "post_fork": fresh_after_fork,
-        }
-    ).run()
+    return {
+        "bind": bind,
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "timeout": 60,
+        "graceful_timeout": 15,
+        "accesslog": None,  # the app writes its own structured access log
+        "proc_name": "alertstation",
+        "control_socket": str(data_dir / "gunicorn.ctl"),
+        # gunicorn's largest request line, above the app's own 4096-character target limit
+        # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
+        "limit_request_line": 8190,
+        "post_worker_init": announce_when_ready(bind),
+        "preload_app": True,
+        "pre_fork": freeze_before_fork,
+        "post_fork": fresh_after_fork,
+    }
+
+
+def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
+    """Run gunicorn in the foreground until it is told to stop."""
+    StationServer(server_options(bind, workers, threads, data_dir)).run()
