@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,17 @@ from alertstation.version import __version__
 
 
 class StationServer(BaseApplication):
-    """A gunicorn application that builds the station app inside each worker process."""
+    """A gunicorn application whose arbiter builds the station app once, before it forks.
+
+    With ``preload_app`` the web workers share the arbiter's pages (imported modules, route
+    table, templates) copy-on-write instead of each building its own. What must not cross a
+    fork is made anew in each worker: the database pool (:func:`fresh_after_fork`), the log
+    writer and the traffic recorder's flusher (started on first use in each process).
+    """
 
     def __init__(self, options: dict[str, Any]) -> None:
         self._options = options
+        self.built: Any = None
         super().__init__()
 
     def load_config(self) -> None:
@@ -31,7 +39,8 @@ class StationServer(BaseApplication):
         settings = Settings.from_env()
         configure_logging(settings.log_level, settings.log_format, background=True)
         warn_skipped_variables(settings)
-        return ConnectionControl(create_app(settings))
+        self.built = create_app(settings)
+        return ConnectionControl(self.built)
 
 
 def announce_when_ready(bind: str) -> Any:
@@ -50,32 +59,51 @@ def announce_when_ready(bind: str) -> Any:
 
 
 def freeze_before_fork(server: Any, worker: Any) -> None:
-    """gunicorn's ``pre_fork`` hook: move every object the arbiter holds out of the garbage
+    """gunicorn's ``pre_fork`` hook: let the log writer finish its lines (so no lock of its
+    is held across the fork), then move every object the arbiter holds out of the garbage
     collector's reach, so a web worker's collections do not copy the pages it shares with the
-    arbiter (the imported modules)."""
+    arbiter (the imported modules and the preloaded app)."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
     gc.freeze()
 
 
-def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
-    """Run gunicorn in the foreground until it is told to stop.
+def fresh_after_fork(server: Any, worker: Any) -> None:
+    """gunicorn's ``post_fork`` hook: drop the database connections the worker inherited.
+
+    They belong to the arbiter (which may have opened some while building the app); the pool
+    forgets them without closing them, so the arbiter's stay usable and the worker opens its own.
+    """
+    built = getattr(worker.app, "built", None)
+    if built is not None:
+        built.station.engine.dispose(close=False)
+
+
+def server_options(bind: str, workers: int, threads: int, data_dir: Path) -> dict[str, Any]:
+    """Return gunicorn's settings for the station.
 
     The control socket lives in the data directory so two stations on one host never share it.
     """
-    StationServer(
-        {
-            "bind": bind,
-            "workers": workers,
-            "worker_class": "gthread",
-            "threads": threads,
-            "timeout": 60,
-            "graceful_timeout": 15,
-            "accesslog": None,  # the app writes its own structured access log
-            "proc_name": "alertstation",
-            "control_socket": str(data_dir / "gunicorn.ctl"),
-            # gunicorn's largest request line, above the app's own 4096-character target limit
-            # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
-            "limit_request_line": 8190,
-            "post_worker_init": announce_when_ready(bind),
-            "pre_fork": freeze_before_fork,
-        }
-    ).run()
+    return {
+        "bind": bind,
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "timeout": 60,
+        "graceful_timeout": 15,
+        "accesslog": None,  # the app writes its own structured access log
+        "proc_name": "alertstation",
+        "control_socket": str(data_dir / "gunicorn.ctl"),
+        # gunicorn's largest request line, above the app's own 4096-character target limit
+        # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
+        "limit_request_line": 8190,
+        "post_worker_init": announce_when_ready(bind),
+        "preload_app": True,
+        "pre_fork": freeze_before_fork,
+        "post_fork": fresh_after_fork,
+    }
+
+
+def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
+    """Run gunicorn in the foreground until it is told to stop."""
+    StationServer(server_options(bind, workers, threads, data_dir)).run()

@@ -32,6 +32,20 @@ def test_importing_the_command_line_loads_no_heavy_module() -> None:
     assert [name for name in HEAVY if name in loaded] == []
 
 
+def test_the_command_line_loads_the_decoder_only_when_decode_runs(tmp_path: Path) -> None:
+    loaded = loaded_after("import alertstation.cli")
+    assert [name for name in ("numpy", "alertstation.eas.decode") if name in loaded] == []
+    code = (
+        "from alertstation.cli import main\n"
+        "try:\n"
+        f"    main(['eas', 'decode', {str(tmp_path / 'missing.wav')!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    loaded = loaded_after(code)
+    assert {"numpy", "alertstation.eas.decode"} <= loaded
+
+
 def test_version_and_help_load_neither_the_web_app_nor_migrations() -> None:
     for argv in (["version"], ["--help"]):
         code = (
@@ -42,13 +56,39 @@ def test_version_and_help_load_neither_the_web_app_nor_migrations() -> None:
             "    pass\n"
         )
         loaded = loaded_after(code)
-        unwanted = [*HEAVY, "alertstation.app", "falcon", "alembic", "jinja2"]
+        unwanted = [
+            *HEAVY,
+            "numpy",
+            "urllib3",
+            "tqdm",
+            "alertstation.app",
+            "falcon",
+            "alembic",
+            "jinja2",
+        ]
         assert [name for name in unwanted if name in loaded] == [], argv
 
 
 def test_the_web_app_loads_no_heavy_module_until_used() -> None:
     loaded = loaded_after("import alertstation.app")
-    assert [name for name in HEAVY if name in loaded] == []
+    assert [name for name in (*HEAVY, "alembic") if name in loaded] == []
+
+
+def test_the_worker_loads_neither_falcon_nor_jinja2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    code = (
+        "import alertstation.cli\n"
+        "from alertstation.audio.monitor import start_monitor\n"
+        "from alertstation.eas.airing.onair import start_airing\n"
+        "from alertstation.station import build_station\n"
+        "from alertstation.worker.runner import run_worker\n"
+        "from alertstation.settings import Settings\n"
+        f"data = {str(data)!r}\n"
+        "settings = Settings.from_env({'ALERTSTATION_DATA_DIR': data})\n"
+        "build_station(settings).engine.dispose()\n"
+    )
+    loaded = loaded_after(code)
+    assert [name for name in (*HEAVY, "falcon", "jinja2", "alembic") if name in loaded] == []
 
 
 def test_a_current_database_is_checked_without_loading_alembic(tmp_path: Path) -> None:

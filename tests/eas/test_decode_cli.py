@@ -12,7 +12,7 @@ import pytest
 
 from alertstation.cli import build_parser
 from alertstation.commands import CommandError
-from alertstation.eas.decode.cli import add_decode_command
+from alertstation.eas.cli import add_decode_command
 from tests.support import SHARED_DATA
 
 SAME_DIR = SHARED_DATA / "same"
@@ -103,7 +103,7 @@ def test_exit_2_for_unreadable_files_after_decoding_the_others(
 def test_wired_into_the_alertstation_command() -> None:
     parser = build_parser()
     args = parser.parse_args(["eas", "decode", "--eom", "x.wav"])
-    assert args.func.__module__ == "alertstation.eas.decode.cli"
+    assert args.func.__module__ == "alertstation.eas.cli"
     assert args.files == ["x.wav"] and args.eom and not args.json
     args = parser.parse_args(["eas", "decode", "--text", "--time-zone", "UTC", "x.wav"])
     assert args.text and args.time_zone == "UTC"

@@ -30,20 +30,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import falcon
 from sqlalchemy import Connection, Engine, select
 
+from alertstation import lazy
 from alertstation.alerts import lifecycle
 from alertstation.alerts.store import GENERATION
 from alertstation.alerts.tables import cap_alerts
 from alertstation.db import NO_RETRY, GenerationCache
 from alertstation.db.engine import is_outage
 from alertstation.db.types import epoch_seconds, utcnow
-from alertstation.http.media import dumps
+from alertstation.http.jsonbytes import dumps
+
+if TYPE_CHECKING:
+    import falcon
 
 log = logging.getLogger("alertstation.alerts")
+
+# Read when the web tier answers; the worker builds the broadcast state without loading Falcon.
+falcon_module = lazy.module("falcon")
 
 
 class Airing(Protocol):
@@ -259,5 +265,5 @@ class BroadcastStateApi:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.data = self._broadcast.state_json()
-        resp.content_type = falcon.MEDIA_JSON
+        resp.content_type = falcon_module.MEDIA_JSON
         resp.set_header("Cache-Control", "no-store")

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import falcon
-
+from alertstation import lazy
 from alertstation.errors import BadRequest, Invalid, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    import falcon
+
+# Falcon's media-type names, read when a request arrives (the worker, which reads no request,
+# imports this module for check_bool without loading Falcon).
+falcon_module = lazy.module("falcon")
 
 
 def json_object(req: falcon.Request) -> dict[str, Any]:
     """Return the JSON object in the body; 415 for another media type, 400 for another shape."""
-    if req.content_type is None or not req.content_type.startswith(falcon.MEDIA_JSON):
+    if req.content_type is None or not req.content_type.startswith(falcon_module.MEDIA_JSON):
         raise UnsupportedMediaType("Send the body as application/json.")
     body = req.get_media(default_when_empty=None)
     if not isinstance(body, dict):
@@ -21,7 +27,7 @@ def json_object(req: falcon.Request) -> dict[str, Any]:
 
 def form_or_json(req: falcon.Request) -> tuple[dict[str, Any], bool]:
     """Return the body fields and whether it came as JSON (else an urlencoded form)."""
-    if req.content_type and req.content_type.startswith(falcon.MEDIA_URLENCODED):
+    if req.content_type and req.content_type.startswith(falcon_module.MEDIA_URLENCODED):
         form = req.get_media(default_when_empty={})
         return dict(form), False
     return json_object(req), True

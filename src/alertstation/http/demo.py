@@ -16,9 +16,10 @@ The walk builds new containers, so a cached payload is never changed. See docs/d
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import falcon
+if TYPE_CHECKING:
+    import falcon
 
 DEMO_ROLE = "demo"
 IPV4_MASK_BITS = 24

@@ -7,19 +7,10 @@ from typing import Any
 
 import falcon
 import falcon.media
-import orjson
 
-JSON_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z | orjson.OPT_SERIALIZE_NUMPY
+from alertstation.http.jsonbytes import JSON_OPTIONS, dumps, loads
 
-
-def dumps(obj: Any) -> bytes:
-    """Serialise ``obj`` to JSON bytes (datetimes as UTC ISO 8601 with a Z)."""
-    return orjson.dumps(obj, option=JSON_OPTIONS)
-
-
-def loads(data: bytes | str) -> Any:
-    """Parse JSON bytes."""
-    return orjson.loads(data)
+__all__ = ["JSON_OPTIONS", "dumps", "install_media_handlers", "loads"]
 
 
 class CheckedMultipartForm:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import falcon
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
-from jinja2.runtime import Context
-
+from alertstation import lazy
 from alertstation.http.permissions import role_permissions
 from alertstation.version import __version__
+
+if TYPE_CHECKING:
+    import falcon
+    from jinja2 import Environment
+    from jinja2.runtime import Context
+
+# The worker builds a Station (and so a Templates) but seldom renders a page: Jinja2 and
+# Falcon load with the first page, not with the process.
+falcon_module = lazy.module("falcon")
+jinja2 = lazy.module("jinja2")
 
 
 def web_dir() -> Path:
@@ -104,7 +112,6 @@ def local_time(moment: datetime | str | None, zone: tzinfo = UTC) -> str:
     return f"{local:%Y-%m-%d %H:%M} {label} ({beside} UTC)"
 
 
-@pass_context
 def _local_time_filter(context: Context, moment: datetime | str | None) -> str:
     return local_time(moment, context.get("station_time_zone") or UTC)
 
@@ -139,25 +146,31 @@ class Templates:
         root = root or web_dir()
         self.static_dir = root / "static"
         self.version = version
-        self.env = Environment(
-            loader=FileSystemLoader(root / "templates"),
-            autoescape=select_autoescape(["html", "xml"]),
-            undefined=StrictUndefined,
+        self.templates_dir = root / "templates"
+        self.time_zone_source: Callable[[], tzinfo] | None = None
+        self.plain_text_source: PlainTextSource | None = None
+
+    @cached_property
+    def env(self) -> Environment:
+        """The Jinja2 environment, built on first use."""
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(self.templates_dir),
+            autoescape=jinja2.select_autoescape(["html", "xml"]),
+            undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.time_zone_source: Callable[[], tzinfo] | None = None
-        self.plain_text_source: PlainTextSource | None = None
-        self.env.filters["local_time"] = _local_time_filter
-        self.env.filters["plain_text"] = pass_context(
+        env.filters["local_time"] = jinja2.pass_context(_local_time_filter)
+        env.filters["plain_text"] = jinja2.pass_context(
             lambda context, header, near=None: self._plain_text(context, header, near)
         )
-        self.env.globals.update(
+        env.globals.update(
             static_url=self.static_url,
-            version=version,
+            version=self.version,
             navigation=NAVIGATION,
             navigation_menu=navigation_menu,
         )
+        return env
 
     def _plain_text(
         self, context: Context, header: str | None, near: datetime | str | None = None
@@ -183,7 +196,7 @@ class Templates:
         self, req: falcon.Request, resp: falcon.Response, template: str, **context: Any
     ) -> None:
         """Render a page into an HTML response with the request, user and CSRF token in scope."""
-        resp.content_type = falcon.MEDIA_HTML
+        resp.content_type = falcon_module.MEDIA_HTML
         zone = self.time_zone_source() if self.time_zone_source is not None else UTC
         context.setdefault("station_time_zone", zone)
         resp.text = self.render(template, **page_context(req), **context)

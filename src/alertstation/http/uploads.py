@@ -15,11 +15,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
-import falcon
-
+from alertstation import lazy
 from alertstation.errors import BadRequest, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    import falcon
+
+# Read when a request arrives; the worker's sweep imports STAGING_PREFIX without Falcon.
+falcon_module = lazy.module("falcon")
 
 #: Name prefix of the private staging folders (the worker's sweep looks for it).
 STAGING_PREFIX: Final[str] = ".upload-"
@@ -40,7 +45,7 @@ class UploadTooLarge(ValueError):
 
 def is_multipart(req: falcon.Request) -> bool:
     """Tell whether the request body is a multipart form."""
-    return (req.content_type or "").startswith(falcon.MEDIA_MULTIPART)
+    return (req.content_type or "").startswith(falcon_module.MEDIA_MULTIPART)
 
 
 def require_multipart(req: falcon.Request, field: str = FILE_FIELD) -> None:

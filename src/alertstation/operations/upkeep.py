@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
+from alertstation import lazy
 from alertstation.db.migrate import alembic_config, current_revision
 from alertstation.version import __version__
+
+# Alembic (about 11 MiB with Mako and Pygments) loads when an admin opens the migration list.
+alembic_script = lazy.module("alembic.script")
 
 UPGRADE_STEPS: Final[tuple[str, ...]] = (
     "Back the station up: alertstation backup --out /var/backups/alertstation.tar.gz",
@@ -103,7 +106,7 @@ class Migration:
 
 def migration_history(engine: Engine) -> tuple[str | None, str, list[Migration]]:
     """Return (current revision, newest revision, every migration newest first)."""
-    script = ScriptDirectory.from_config(alembic_config(engine))
+    script = alembic_script.ScriptDirectory.from_config(alembic_config(engine))
     current = current_revision(engine)
     head = script.get_current_head() or ""
     revisions = list(script.walk_revisions())  # newest first

@@ -24,15 +24,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import IO, Any, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Any, Literal, TextIO
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from tqdm import tqdm
-
+from alertstation import lazy
 from alertstation.commands import CommandError
-from alertstation.http.outbound import FetchError, Limits, OutboundClient, copy_limited
 from alertstation.settings import assets_dir_from
 from alertstation.version import __version__
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from alertstation.http.outbound import OutboundClient
+
+# urllib3 (behind the outbound client) and tqdm load when a download starts, not when the
+# command line is built.
+outbound = lazy.module("alertstation.http.outbound")
+tqdm_module = lazy.module("tqdm")
 
 DEFAULT_BASE = "https://www.weather.gov/gis"
 USER_AGENT = f"AlertStation/{__version__} (zone shapefile downloader)"
@@ -191,7 +199,7 @@ class ProgressBar:
         """Begin a download of ``total`` bytes (None when the server did not say)."""
         self.total, self.done = total, 0
         if self.interactive:
-            self._bar = tqdm(
+            self._bar = tqdm_module.tqdm(
                 total=total,
                 desc=self.label,
                 file=self.stream,
@@ -266,10 +274,10 @@ class AgencyClient:
         self.base_url = base_url.rstrip("/")
         self.origin = AllowedOrigin.of(self.base_url)
         self.timeout = timeout
-        self.client = client or OutboundClient(USER_AGENT)
+        self.client = client or outbound.OutboundClient(USER_AGENT)
 
-    def _limits(self, limit: int) -> Limits:
-        return Limits(
+    def _limits(self, limit: int) -> outbound.Limits:
+        return outbound.Limits(
             connect_timeout=self.timeout,
             read_timeout=self.timeout,
             max_bytes=limit,
@@ -292,7 +300,7 @@ class AgencyClient:
                 url, self._limits(limit), on_redirect=self._check_redirect
             ) as response:
                 yield response
-        except FetchError as ex:
+        except outbound.FetchError as ex:
             raise DownloadError(f"{url}: {ex.reason}") from None
 
     def fetch_text(self, url: str) -> str:
@@ -330,13 +338,13 @@ class AgencyClient:
         if progress is not None:
             progress.start(total)
         try:
-            return copy_limited(
+            return outbound.copy_limited(
                 response,
                 sink,
                 self._limits(limit),
                 progress=None if progress is None else lambda done, _total: progress.update(done),
             )
-        except FetchError as ex:
+        except outbound.FetchError as ex:
             if ex.reason.startswith("answer larger than"):
                 raise DownloadError(
                     f"{url}: body exceeds the {format_bytes(limit)} limit"

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import falcon
 from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.audit.actor import Actor
@@ -60,6 +59,8 @@ from alertstation.security.bans.removal import after_change
 from alertstation.security.bans.service import is_loopback
 
 if TYPE_CHECKING:
+    import falcon
+
     from alertstation.context import Station
 
 log = logging.getLogger("alertstation.security.autoban.detectors")
@@ -211,7 +212,7 @@ class _Watch:
 
 
 #: Tell whether a request (from the given client address) comes from a signed-in user.
-SignedIn = Callable[["Station", falcon.Request, str], bool]
+SignedIn = Callable[["Station", "falcon.Request", str], bool]
 
 
 def _nobody_signed_in(station: Station, req: falcon.Request, address: str) -> bool:

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import falcon
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -31,6 +31,9 @@ from alertstation.security.bans.entries import IpFilter
 from alertstation.security.bans.service import enforced_filters, is_loopback
 from alertstation.security.bans.tables import BANS_GENERATION, BLOCKLIST
 from alertstation.security.bantable import BanTable
+
+if TYPE_CHECKING:
+    import falcon
 
 log = logging.getLogger("alertstation.security")
 
