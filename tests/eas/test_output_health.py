@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, insert, select
 
+from alertstation.cli import main
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
 from alertstation.eas.airing.outputs.alsa import DEVICE_LOCK
@@ -275,3 +276,33 @@ def test_the_worker_job_checks_in_the_background_and_stores_the_result(
         stored = stored_health(conn)
     assert stored["icecast"]["reachable"] is True
     assert stored["icecast"]["checked_at"] == station.clock()
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def test_the_command_checks_once_prints_each_output_and_exits_1_when_one_is_down(
+    clean: Engine,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    icecast: IcecastServer,
+) -> None:
+    url = clean.url.render_as_string(hide_password=False)
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("ALERTSTATION_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("ALERTSTATION_LOG_FORMAT", "text")
+    clock = Clock()
+    assert main(["eas", "check-outputs"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["no audio output is enabled"]
+
+    _save(clean, clock, icecast_enabled=True, icecast_port=icecast.port, icecast_password="pw")
+    assert main(["eas", "check-outputs"]) == 0
+    assert capsys.readouterr().out.startswith(f"icecast (127.0.0.1:{icecast.port}): reachable: ")
+
+    _save(clean, clock, icecast_port=free_port())
+    assert main(["eas", "check-outputs"]) == 1
+    assert ": unreachable: no answer within 5 s" in capsys.readouterr().out
+    with clean.connect() as conn:
+        assert stored_health(conn)["icecast"]["reachable"] is False
