@@ -36,6 +36,7 @@ from alertstation.eas.airing.outputs.health import (
 from alertstation.eas.airing.tables import eas_airing_queue, eas_output_health
 from alertstation.eas.tables import eas_archive
 from alertstation.http.outbound import OutboundClient
+from alertstation.worker.jobs import JOBS
 from tests.icecast import IcecastServer, icecast_server
 from tests.processes import free_port
 from tests.support import Clock, StationHarness, clear_tables
@@ -270,7 +271,9 @@ def test_the_worker_job_checks_in_the_background_and_stores_the_result(
         icecast_port=icecast.port,
         icecast_password="pw",
     )
-    output_health_job(station.app.station)
+    job = next(job for job in JOBS if job.name == "eas-output-health")
+    assert (job.interval, job.run) == (60.0, output_health_job)
+    job.run(station.app.station)
     wait_for_output_health_job(timeout=60)
     with station.engine.connect() as conn:
         stored = stored_health(conn)

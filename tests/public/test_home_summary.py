@@ -208,6 +208,11 @@ def test_the_summary_shows_the_station_state_each_item_linked(
     assert f"checked {local_time(now, zone)}" in outputs
     assert 'data-output="alsa" data-output-state="unchecked"' in outputs
     assert "never-shown-5521" not in page
+    assert 'data-output-stale="true"' not in outputs
+
+    station.clock.advance(minutes=6)  # no check since: the worker may be stopped
+    later = _section(boss.request("GET", "/").text, "outputs")
+    assert 'data-output-stale="true"' in later and "it may be stopped" in later
 
     alarms = _section(page, "alarms")
     assert '<a href="/eas/compliance">Compliance alarms</a>' in alarms

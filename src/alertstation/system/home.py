@@ -11,7 +11,7 @@ Secrets never reach the page: audio source credentials and source URLs are not r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, func, select
@@ -38,6 +38,8 @@ MESSAGES_SHOWN = 5
 #: Items shown of each list of the station summary (its page shows them all).
 ITEMS_SHOWN = 3
 RECEIVED_SHOWN = 5
+#: A stored output check older than this is shown as stale (the worker checks every minute).
+OUTPUT_CHECK_STALE = timedelta(minutes=5)
 OUTPUT_NAMES = {"icecast": "Icecast stream", "alsa": "Sound card (ALSA)"}
 
 
@@ -120,10 +122,11 @@ def _on_air(conn: Connection) -> dict[str, Any]:
     return {"on_air": snapshot.on_air, "now_airing": snapshot.now_airing, "queued": int(queued)}
 
 
-def _outputs(conn: Connection) -> list[dict[str, Any]]:
+def _outputs(conn: Connection, now: datetime) -> list[dict[str, Any]]:
     """Each real output: off, not checked yet, reachable or unreachable, with the last check.
 
-    A result stored for another target (the settings changed since) is not shown as current.
+    A result stored for another target (the settings changed since) is not shown as current;
+    one older than :data:`OUTPUT_CHECK_STALE` is marked stale (the worker is not checking).
     """
     settings = airing_settings.load(conn)
     stored = stored_health(conn)
@@ -149,6 +152,7 @@ def _outputs(conn: Connection) -> list[dict[str, Any]]:
                 "state": state,
                 "detail": last["detail"] if last and enabled else None,
                 "checked_at": last["checked_at"] if last and enabled else None,
+                "stale": bool(last and enabled and now - last["checked_at"] > OUTPUT_CHECK_STALE),
             }
         )
     return rows
@@ -285,7 +289,7 @@ def home_overview(station: Station, now: datetime) -> HomeOverview:
             forwarding=_forwarding(conn),
             approvals=pending.list_open(conn),
             on_air=_on_air(conn),
-            outputs=_outputs(conn),
+            outputs=_outputs(conn, now),
             audio_alerts=open_audio[0],
             audio_alert_count=open_audio[1],
             received=_received(conn),
