@@ -190,7 +190,10 @@ def test_the_summary_shows_the_station_state_each_item_linked(
 
     on_air = _section(page, "on-air")
     assert 'data-on-air="true"' in on_air and "ON AIR" in on_air
-    assert "Tornado Warning" in on_air and '<a href="/eas/queue">On the air</a>' in on_air
+    assert (
+        "Tornado Warning" in on_air
+        and '<a href="/eas/manual#queue-heading">On the air</a>' in on_air
+    )
 
     forwarding = _section(page, "forwarding")
     assert "2 of 3 rules differ from the default." in forwarding
@@ -252,7 +255,10 @@ def test_a_viewer_sees_the_summary_without_links_it_cannot_follow(
     station.add_user("guest", "demo")
     page = station.sign_in("watcher").request("GET", "/").text
     assert '<a href="/eas/pending">Approvals waiting</a>' in page  # view_config may look
-    assert '<a href="/eas/queue">' not in page and '<a href="/admin/eas_settings">' not in page
+    assert (
+        'href="/eas/manual#queue-heading"' not in page
+        and '<a href="/admin/eas_settings">' not in page
+    )
     assert "127.0.0.1:8124" in _section(page, "outputs")
 
     demo = station.sign_in("guest").request("GET", "/").text

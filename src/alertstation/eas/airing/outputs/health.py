@@ -13,8 +13,9 @@ Each result (reachable or not, why not, and when) replaces the output's row of
   lists the card and device of an ``hw:N,M`` form) and can be opened: ``aplay`` is given a WAV
   with no samples, which opens the device, sets its format and closes it, without a sound.
   The check is skipped while a message airs (a sound card opened for the check could refuse the
-  message) and the previous result is kept; the in-process lock of :mod:`.alsa` also keeps the
-  check and a message from opening the device at the same moment.
+  message) and the previous result is kept; the in-process lock of :mod:`.alsa`, held by the
+  check only while it opens the device (at most :data:`OPEN_TIMEOUT`), also keeps the check and
+  a message from opening the device at the same moment.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import shutil
 import subprocess
 import threading
 import wave
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -47,8 +49,11 @@ log = logging.getLogger("alertstation.eas")
 INTERVAL: Final[float] = 60.0
 #: How long Icecast's server has to answer, in seconds (connect, read and the whole request).
 ICECAST_TIMEOUT: Final[float] = 5.0
-#: How long ``aplay`` may take to list the devices or open one, in seconds.
+#: How long ``aplay`` may take to list the devices, in seconds.
 ALSA_TIMEOUT: Final[float] = 5.0
+#: How long ``aplay`` may take to open the device (and close it), in seconds: a message that
+#: starts meanwhile waits at most this long for the device.
+OPEN_TIMEOUT: Final[float] = 2.0
 REACHABLE: Final[str] = "reachable"
 UNREACHABLE: Final[str] = "unreachable"
 SKIPPED: Final[str] = "skipped"
@@ -133,9 +138,11 @@ def _empty_wav(sample_rate: int) -> bytes:
     return buffer.getvalue()
 
 
-def _run(command: list[str], data: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def _run(
+    command: list[str], data: bytes = b"", timeout: float = ALSA_TIMEOUT
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(  # noqa: S603 - fixed arguments, no shell
-        command, input=data, capture_output=True, timeout=ALSA_TIMEOUT, check=False
+        command, input=data, capture_output=True, timeout=timeout, check=False
     )
 
 
@@ -168,27 +175,44 @@ def device_listed(device: str, aplay: str) -> bool:
     return False
 
 
+@contextmanager
+def _always_free() -> Iterator[bool]:
+    yield True
+
+
 def probe_alsa(
-    settings: airing_settings.AiringSettings, aplay: str | None = None
-) -> tuple[bool, str]:
-    """Check that the ALSA device is listed and can be opened; return (reachable, why)."""
+    settings: airing_settings.AiringSettings,
+    aplay: str | None = None,
+    *,
+    device_free: Callable[[], AbstractContextManager[bool]] = _always_free,
+) -> tuple[str, str]:
+    """Check that the ALSA device is listed and can be opened; return (result, why).
+
+    ``device_free`` is entered around the opening only: it yields False (the result is then
+    ``skipped``) while the device must not be touched, and holds it free while True.
+    """
     program = aplay or shutil.which("aplay")
     if program is None:
-        return False, "aplay is not installed (Debian package alsa-utils)"
+        return UNREACHABLE, "aplay is not installed (Debian package alsa-utils)"
     device = settings.alsa_device
     try:
         if not device_listed(device, program):
-            return False, f"ALSA does not list the device {device}"
-        opened = _run(
-            [program, "-q", "-D", device, "-t", "wav", "-"], _empty_wav(settings.sample_rate)
-        )
+            return UNREACHABLE, f"ALSA does not list the device {device}"
+        with device_free() as free:
+            if not free:
+                return SKIPPED, "a message is on the air"
+            opened = _run(
+                [program, "-q", "-D", device, "-t", "wav", "-"],
+                _empty_wav(settings.sample_rate),
+                timeout=OPEN_TIMEOUT,
+            )
     except subprocess.TimeoutExpired:
-        return False, f"aplay did not answer within {ALSA_TIMEOUT:g} s"
+        return UNREACHABLE, "aplay did not answer in time"
     except OSError as ex:
-        return False, f"aplay could not start: {ex}"
+        return UNREACHABLE, f"aplay could not start: {ex}"
     if opened.returncode != 0:
-        return False, f"the device {device} cannot be opened: {_last_words(opened)}"
-    return True, f"the device {device} is listed and opens"
+        return UNREACHABLE, f"the device {device} cannot be opened: {_last_words(opened)}"
+    return REACHABLE, f"the device {device} is listed and opens"
 
 
 # --- the check -------------------------------------------------------------------------------
@@ -261,16 +285,20 @@ def _check_alsa(
     clock: Callable[[], datetime],
     aplay: str | None,
 ) -> OutputCheck:
-    device = settings.alsa_device
-    with engine.connect() as conn:
-        airing = message_airing(conn)
-    if airing or not DEVICE_LOCK.acquire(blocking=False):
-        return OutputCheck("alsa", device, SKIPPED, "a message is on the air", clock())
-    try:
-        ok, detail = probe_alsa(settings, aplay)
-    finally:
-        DEVICE_LOCK.release()
-    return OutputCheck("alsa", device, REACHABLE if ok else UNREACHABLE, detail, clock())
+    @contextmanager
+    def device_free() -> Iterator[bool]:
+        with engine.connect() as conn:
+            airing = message_airing(conn)
+        if airing or not DEVICE_LOCK.acquire(blocking=False):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            DEVICE_LOCK.release()
+
+    result, detail = probe_alsa(settings, aplay, device_free=device_free)
+    return OutputCheck("alsa", settings.alsa_device, result, detail, clock())
 
 
 def stored_health(conn: Connection) -> dict[str, dict[str, Any]]:
