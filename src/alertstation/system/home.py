@@ -4,43 +4,33 @@ open audio alerts, the last received messages, compliance alarms and the next we
 the area's active alerts, alert source health, audio sources, the last EAS messages and a
 first-run checklist of what to configure next.
 
-Everything is read in one connection from the services of the layers below; nothing is written.
+The station summary's items are read by :mod:`alertstation.system.summary`. Everything is read
+in one connection from the services of the layers below; nothing is written.
 Secrets never reach the page: audio source credentials and source URLs are not read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from alertstation.alerts.poll.sources import health_of, list_sources
 from alertstation.alerts.service import get_alert_settings, list_alerts
-from alertstation.audio import alerts as audio_alerts
-from alertstation.audio.tables import audio_sources, received_eas_messages
+from alertstation.audio.tables import audio_sources
 from alertstation.context import Station
 from alertstation.eas.airing import settings as airing_settings
-from alertstation.eas.airing.outputs.health import icecast_target, stored_health
-from alertstation.eas.airing.queue import airing_snapshot
-from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.archive import list_rows as list_archive
 from alertstation.eas.forward import pending
-from alertstation.eas.forward.rulebook import get_rule_book, rules_saved
-from alertstation.eas.forward.rules import AUTO, HOLD, Mode
+from alertstation.eas.forward.rulebook import rules_saved
 from alertstation.eas.forward.rwt import schedule_view
-from alertstation.operations.compliance.alarms import ALARM_NAMES, open_alarms
+from alertstation.system import summary
 from alertstation.worker.heartbeat import read_heartbeat
 
 ALERTS_SHOWN = 10
 MESSAGES_SHOWN = 5
-#: Items shown of each list of the station summary (its page shows them all).
-ITEMS_SHOWN = 3
-RECEIVED_SHOWN = 5
-#: A stored output check older than this is shown as stale (the worker checks every minute).
-OUTPUT_CHECK_STALE = timedelta(minutes=5)
-OUTPUT_NAMES = {"icecast": "Icecast stream", "alsa": "Sound card (ALSA)"}
 
 
 @dataclass(frozen=True)
@@ -89,110 +79,6 @@ def _audio(conn: Connection) -> list[dict[str, Any]]:
         c.id, c.name, c.kind, c.enabled, c.state, c.error_message, c.level_dbfs, c.last_audio_at
     ).order_by(c.name)
     return [dict(row._mapping) for row in conn.execute(query)]
-
-
-def mode_words(mode: Mode) -> str:
-    """Say a forwarding mode in words: "air at once", "wait for approval", "hold 5 minutes"."""
-    if mode.mode == AUTO:
-        return "air at once"
-    if mode.mode == HOLD:
-        minutes = mode.minutes or 0
-        return f"hold {minutes} minute{'' if minutes == 1 else 's'}, then air"
-    return "wait for an operator's approval"
-
-
-def _forwarding(conn: Connection) -> dict[str, Any]:
-    book = get_rule_book(conn)
-    return {
-        "mode": book.default.mode,
-        "words": mode_words(book.default),
-        "rules": len(book.rules),
-        "differing": sum(rule.mode != book.default for rule in book.rules),
-        "saved": rules_saved(conn),
-    }
-
-
-def _on_air(conn: Connection) -> dict[str, Any]:
-    snapshot = airing_snapshot(conn)
-    queued = conn.execute(
-        select(func.count())
-        .select_from(eas_airing_queue)
-        .where(eas_airing_queue.c.state == "queued")
-    ).scalar_one()
-    return {"on_air": snapshot.on_air, "now_airing": snapshot.now_airing, "queued": int(queued)}
-
-
-def _outputs(conn: Connection, now: datetime) -> list[dict[str, Any]]:
-    """Each real output: off, not checked yet, reachable or unreachable, with the last check.
-
-    A result stored for another target (the settings changed since) is not shown as current;
-    one older than :data:`OUTPUT_CHECK_STALE` is marked stale (the worker is not checking).
-    """
-    settings = airing_settings.load(conn)
-    stored = stored_health(conn)
-    rows = []
-    for name, enabled, target in (
-        ("icecast", settings.icecast_enabled, icecast_target(settings)),
-        ("alsa", settings.alsa_enabled, settings.alsa_device),
-    ):
-        last = stored.get(name)
-        if last is not None and last["target"] != target:
-            last = None
-        if not enabled:
-            state = "off"
-        elif last is None:
-            state = "unchecked"
-        else:
-            state = "reachable" if last["reachable"] else "unreachable"
-        rows.append(
-            {
-                "name": name,
-                "label": OUTPUT_NAMES[name],
-                "target": target,
-                "state": state,
-                "detail": last["detail"] if last and enabled else None,
-                "checked_at": last["checked_at"] if last and enabled else None,
-                "stale": bool(last and enabled and now - last["checked_at"] > OUTPUT_CHECK_STALE),
-            }
-        )
-    return rows
-
-
-def _audio_alerts(conn: Connection) -> tuple[list[dict[str, Any]], int]:
-    page = audio_alerts.list_alerts(conn, "open", limit=ITEMS_SHOWN)
-    names = dict(conn.execute(select(audio_sources.c.id, audio_sources.c.name)).all())
-    rows = [
-        {
-            "kind": row.kind.replace("_", " "),
-            "source": names.get(row.source_id, f"source {row.source_id}"),
-            "detail": row.detail,
-            "started_at": row.started_at,
-            "ongoing": row.ended_at is None,
-            "acknowledged": row.acknowledged_at is not None,
-        }
-        for row in page.rows
-    ]
-    return rows, page.total
-
-
-def _received(conn: Connection) -> list[dict[str, Any]]:
-    r = received_eas_messages.c
-    query = (
-        select(r.id, r.header, r.received_at, r.duplicate, audio_sources.c.name.label("source"))
-        .select_from(
-            received_eas_messages.outerjoin(audio_sources, audio_sources.c.id == r.source_id)
-        )
-        .order_by(r.received_at.desc(), r.id.desc())
-        .limit(RECEIVED_SHOWN)
-    )
-    return [dict(row._mapping) for row in conn.execute(query)]
-
-
-def _alarms(conn: Connection) -> list[dict[str, Any]]:
-    return [
-        {**alarm, "name": ALARM_NAMES.get(alarm["kind"], alarm["kind"])}
-        for alarm in open_alarms(conn)
-    ]
 
 
 def _checklist(
@@ -276,7 +162,7 @@ def home_overview(station: Station, now: datetime) -> HomeOverview:
             for row in rows
         ]
         worker = read_heartbeat(conn, now)
-        open_audio = _audio_alerts(conn)
+        open_audio = summary.open_audio_alerts(conn)
         return HomeOverview(
             area_alerts=in_area[:ALERTS_SHOWN],
             area_alert_count=len(in_area),
@@ -286,13 +172,13 @@ def home_overview(station: Station, now: datetime) -> HomeOverview:
             messages=list_archive(conn, limit=MESSAGES_SHOWN),
             worker=worker,
             checklist=_checklist(station, conn, sources=len(rows), worker=worker),
-            forwarding=_forwarding(conn),
+            forwarding=summary.forwarding(conn),
             approvals=pending.list_open(conn),
-            on_air=_on_air(conn),
-            outputs=_outputs(conn, now),
+            on_air=summary.on_air(conn),
+            outputs=summary.output_health(conn, now),
             audio_alerts=open_audio[0],
             audio_alert_count=open_audio[1],
-            received=_received(conn),
-            alarms=_alarms(conn),
+            received=summary.recent_received(conn),
+            alarms=summary.compliance_alarms(conn),
             weekly_test=schedule_view(conn, now),
         )
