@@ -1,9 +1,12 @@
 """The overview page in Chromium: the station summary on a phone (390 px) and a desktop, no
-sideways scroll, no serious accessibility violation, and each item's page reached by keyboard."""
+sideways scroll, no serious accessibility violation, and each item's page reached by keyboard.
+``ALERTSTATION_SHOTS=<folder>`` saves a screenshot at each width."""
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
+from pathlib import Path
 
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
@@ -20,6 +23,7 @@ from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 PASSWORD = "home page password for the browser"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 900}
+SHOTS = os.environ.get("ALERTSTATION_SHOTS")  # a folder: save a screenshot at each width
 
 
 def _seed(live_server: LiveServer) -> str:
@@ -82,6 +86,12 @@ def _serious(page: Page) -> list[dict[str, object]]:
     ]
 
 
+def _shot(page: Page, width: int) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"home-{width}.png"), full_page=True)
+
+
 def _no_sideways_scroll(page: Page) -> None:
     overflow = page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -110,10 +120,12 @@ def test_the_summary_on_a_phone_and_a_desktop_reached_by_keyboard(
     for heading in ("#home-on-air", "#home-weekly-test", "#home-received"):
         box = summary.locator(heading).bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 0.5, heading
+    _shot(page, PHONE["width"])
     _no_sideways_scroll(page)
     assert _serious(page) == []
 
     page.set_viewport_size(DESKTOP)
+    _shot(page, DESKTOP["width"])
     _no_sideways_scroll(page)
     assert _serious(page) == []
 
