@@ -73,7 +73,7 @@ CLOCK_TESTS := tests/test_clock_ahead.py tests/auth tests/audit tests/worker \
   tests/alerts/test_poller.py tests/alerts/test_poll_routes.py tests/security/test_gate.py \
   tests/security/test_autoban.py \
   tests/security/test_ip_filters.py tests/security/test_center_routes.py tests/alerts/test_routes.py \
-  tests/public/test_home.py tests/public/test_support.py tests/alerts/boundary/test_geometry_matching.py \
+  tests/public/test_home.py tests/public/test_home_summary.py tests/public/test_support.py tests/alerts/boundary/test_geometry_matching.py \
   tests/traffic/test_reports.py tests/traffic/test_maintenance.py tests/traffic/test_rollups.py \
   tests/traffic/test_anomalies_privacy.py tests/operations/test_station_time_zone.py \
   tests/eas/test_plain_pages.py tests/eas/test_station_log_routes.py tests/notifications/test_emitters.py \

@@ -326,6 +326,28 @@ def cmd_eas_forward(args: argparse.Namespace) -> int:
     return 1 if any(outcome.outcome == FAILED for outcome in outcomes) else 0
 
 
+def cmd_eas_check_outputs(args: argparse.Namespace) -> int:
+    """Check each enabled output once (as the worker does every minute) and store the results.
+
+    Prints one line per output; exit 1 when one is unreachable.
+    """
+    from alertstation.eas.airing.outputs.health import UNREACHABLE, check_outputs
+    from alertstation.http.outbound import OutboundClient
+
+    station = args.open_station()
+    client = OutboundClient()
+    try:
+        checks = check_outputs(station.engine, client=client, clock=station.clock)
+    finally:
+        client.close()
+        station.engine.dispose()
+    for check in checks:
+        print(f"{check.name} ({check.target}): {check.result}: {check.detail}")
+    if not checks:
+        print("no audio output is enabled")
+    return 1 if any(check.result == UNREACHABLE for check in checks) else 0
+
+
 def _limit(text: str) -> int:
     try:
         value = int(text)
@@ -390,5 +412,9 @@ def add_eas_commands(
     forward.add_argument(
         "--limit", type=_limit, default=100, metavar="N", help="at most N entries (default 100)"
     )
+
+    text = "Check each enabled audio output (Icecast, ALSA) now and store the results."
+    check = eas_sub.add_parser("check-outputs", help=text, description=text)
+    check.set_defaults(func=cmd_eas_check_outputs, open_station=open_station)
 
     add_decode_command(eas_sub)

@@ -1,7 +1,11 @@
-"""What the overview page (``/``) shows: the area's active alerts, alert source health, audio
-sources, the last EAS messages and a first-run checklist of what to configure next.
+"""What the overview page (``/``) shows, as an ENDEC's front panel does: the forwarding mode and
+how many rules differ from it, the approvals waiting, what is on the air, the outputs' health,
+open audio alerts, the last received messages, compliance alarms and the next weekly test; then
+the area's active alerts, alert source health, audio sources, the last EAS messages and a
+first-run checklist of what to configure next.
 
-Everything is read in one connection from the services of the layers below; nothing is written.
+The station summary's items are read by :mod:`alertstation.system.summary`. Everything is read
+in one connection from the services of the layers below; nothing is written.
 Secrets never reach the page: audio source credentials and source URLs are not read.
 """
 
@@ -19,7 +23,10 @@ from alertstation.audio.tables import audio_sources
 from alertstation.context import Station
 from alertstation.eas.airing import settings as airing_settings
 from alertstation.eas.archive import list_rows as list_archive
+from alertstation.eas.forward import pending
 from alertstation.eas.forward.rulebook import rules_saved
+from alertstation.eas.forward.rwt import schedule_view
+from alertstation.system import summary
 from alertstation.worker.heartbeat import read_heartbeat
 
 ALERTS_SHOWN = 10
@@ -50,6 +57,15 @@ class HomeOverview:
     messages: list[dict[str, Any]]
     worker: dict[str, Any] | None
     checklist: list[ChecklistItem] = field(default_factory=list)
+    forwarding: dict[str, Any] = field(default_factory=dict)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    on_air: dict[str, Any] = field(default_factory=dict)
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    audio_alerts: list[dict[str, Any]] = field(default_factory=list)
+    audio_alert_count: int = 0
+    received: list[dict[str, Any]] = field(default_factory=list)
+    alarms: list[dict[str, Any]] = field(default_factory=list)
+    weekly_test: dict[str, Any] = field(default_factory=dict)
 
     @property
     def steps_left(self) -> int:
@@ -146,6 +162,7 @@ def home_overview(station: Station, now: datetime) -> HomeOverview:
             for row in rows
         ]
         worker = read_heartbeat(conn, now)
+        open_audio = summary.open_audio_alerts(conn)
         return HomeOverview(
             area_alerts=in_area[:ALERTS_SHOWN],
             area_alert_count=len(in_area),
@@ -155,4 +172,13 @@ def home_overview(station: Station, now: datetime) -> HomeOverview:
             messages=list_archive(conn, limit=MESSAGES_SHOWN),
             worker=worker,
             checklist=_checklist(station, conn, sources=len(rows), worker=worker),
+            forwarding=summary.forwarding(conn),
+            approvals=pending.list_open(conn),
+            on_air=summary.on_air(conn),
+            outputs=summary.output_health(conn, now),
+            audio_alerts=open_audio[0],
+            audio_alert_count=open_audio[1],
+            received=summary.recent_received(conn),
+            alarms=summary.compliance_alarms(conn),
+            weekly_test=schedule_view(conn, now),
         )

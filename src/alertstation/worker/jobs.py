@@ -20,6 +20,8 @@ from alertstation.audio.archive import PRUNE_INTERVAL as AUDIO_ARCHIVE_PRUNE_INT
 from alertstation.audio.archive import prune_job as audio_archive_prune_job
 from alertstation.audit.service import append_audit_checkpoint
 from alertstation.context import Station
+from alertstation.eas.airing.outputs.health import INTERVAL as OUTPUT_HEALTH_INTERVAL
+from alertstation.eas.airing.outputs.health import output_health_job
 from alertstation.eas.forward.service import forward_job, rwt_job
 from alertstation.notifications.delivery import delivery_job
 from alertstation.security.autoban.detectors import autoban_job
@@ -66,6 +68,7 @@ JOBS: tuple[Job, ...] = (
     Job("alert-poll", 5.0, poll_job),
     Job("eas-forward", 5.0, forward_job),
     Job("eas-rwt", 30.0, rwt_job),
+    Job("eas-output-health", OUTPUT_HEALTH_INTERVAL, output_health_job),
     Job("notification-delivery", 5.0, delivery_job),
     Job("security-autoban", 300.0, autoban_job),
     Job("stale-upload-sweep", upload_sweep.INTERVAL, upload_sweep.sweep_job),

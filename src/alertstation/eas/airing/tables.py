@@ -94,3 +94,16 @@ eas_airing_settings = Table(
     Column("updated_by", String(64), nullable=True),
     Column("updated_at", UTCDateTime(), nullable=True),
 )
+
+#: What the output-health check found for each enabled real output (``icecast``, ``alsa``):
+#: the target it checked (``host:port`` or the ALSA device, never a credential), whether it was
+#: reachable, why not, and when. One row per output, replaced by each check.
+eas_output_health = Table(
+    "eas_output_health",
+    metadata,
+    Column("name", String(16), primary_key=True, autoincrement=False),
+    Column("target", String(300), nullable=False),
+    Column("reachable", Boolean, nullable=False),
+    Column("detail", Text, nullable=True),
+    Column("checked_at", UTCDateTime(), nullable=False),
+)

@@ -32,6 +32,9 @@ from alertstation.eas.airing.outputs import (
 
 GRACE_SECONDS: Final[float] = 30.0
 POLL_SECONDS: Final[float] = 0.05
+#: Held while aplay has the device open in this process: a message, or the output-health check
+#: (which gives way, :mod:`.health`), so the two never open the sound card at the same moment.
+DEVICE_LOCK: Final[threading.Lock] = threading.Lock()
 
 
 class AlsaOutput:
@@ -82,6 +85,10 @@ class AlsaOutput:
 
     def _run(self, program: str, message: Message, *, cuttable: bool) -> bool:
         """Play ``message`` with aplay; True when Stop cut it."""
+        with DEVICE_LOCK:
+            return self._run_locked(program, message, cuttable=cuttable)
+
+    def _run_locked(self, program: str, message: Message, *, cuttable: bool) -> bool:
         data: bytes | Iterable[bytes]
         if isinstance(message, LiveMessage):
             data = _pcm(message.read(self.name, self._control))
