@@ -35,6 +35,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Station log", "/eas/log", "system.view_config", "EAS"),
     ("Zones", "/admin/zones", "system.view_config", "Station"),
     ("Alert settings", "/admin/location_settings", "system.view_config", "Station"),
+    ("Alert feeds", "/admin/poller", "system.view_config", "Station"),
     ("Boundary", "/admin/boundary", "system.configure", "Station"),
     ("Audio sources", "/audio", "receivers.configure", "Station"),
     ("Audio alerts", "/audio/alerts", "system.view_config", "Station"),

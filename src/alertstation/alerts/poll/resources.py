@@ -275,6 +275,34 @@ class PollSourceItem:
         resp.media = {"deleted": source_id, "name": row.name}
 
 
+#: How the page names each kind of feed.
+KIND_LABELS = {
+    "cap-xml": "CAP XML or ATOM feed",
+    "json-api": "Weather service JSON API",
+    "ipaws": "IPAWS feed",
+}
+
+
+class AlertFeedsPage:
+    """GET /admin/poller: the alert feeds with their health, the feed form and CAP import."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        now = self._station.clock()
+        with self._station.engine.connect() as conn:
+            feeds = [source_as_dict(row, now) for row in list_sources(conn)]
+        self._station.templates.page(
+            req,
+            resp,
+            "alert_feeds.html",
+            feeds=feeds,
+            kinds=KIND_LABELS,
+            import_limit_mib=IMPORT_MAX_BYTES // (1024 * 1024),
+        )
+
+
 def _get(conn: Any, source_id: int) -> Any:
     try:
         return get_source(conn, source_id)
