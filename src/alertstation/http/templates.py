@@ -38,6 +38,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Alert feeds", "/admin/poller", "system.view_config", "Station"),
     ("Boundary", "/admin/boundary", "system.configure", "Station"),
     ("Audio sources", "/audio", "receivers.configure", "Station"),
+    ("Receiver programs", "/admin/receiver_allowlist", "system.view_config", "Station"),
     ("Audio alerts", "/audio/alerts", "system.view_config", "Station"),
     ("Notifications", "/notifications", "system.view_config", "Station"),
     ("Settings", "/admin/settings", "system.view_config", "Station"),
