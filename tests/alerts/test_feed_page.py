@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from alertstation.alerts.poll.sources import SourceConfig, read_config
@@ -9,6 +11,8 @@ from alertstation.errors import FieldError, FieldErrors
 from tests.support import StationHarness
 
 SOURCES = "/admin/poller/sources"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "alerts"
+NEW = (FIXTURES / "cap12_svr_new.xml").read_bytes()
 
 
 def test_every_bad_field_of_a_feed_is_named_at_once() -> None:
@@ -57,3 +61,28 @@ def test_the_feeds_page_offers_forms_only_to_those_who_may_change_feeds(
     assert 'id="feeds-readonly"' in seen.text
     refused = viewer.request("POST", SOURCES, json={"name": "x", "kind": "json-api"})
     assert refused.status_code == 403
+
+
+def test_an_import_sent_without_script_comes_back_to_the_page_with_its_result(
+    station: StationHarness,
+) -> None:
+    station.add_user("ops", "operator")
+    operator = station.sign_in("ops")
+    boundary = "feeds-page-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="svr.xml"\r\n'
+            "Content-Type: application/xml\r\n\r\n"
+        ).encode()
+        + NEW
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Accept": "text/html"}
+    sent = operator.request("POST", "/admin/import_alert", body=body, headers=headers)
+    assert sent.status_code == 303
+    assert sent.headers["location"] == "/admin/poller?imported=svr.xml&stored=1&skipped=0"
+    page = operator.request("GET", sent.headers["location"], headers={"Accept": "text/html"})
+    assert "Imported svr.xml: 1 alert(s) stored." in page.text
+    headers["Accept"] = "application/json"
+    again = operator.request("POST", "/admin/import_alert", body=body, headers=headers)
+    assert again.status_code == 200 and again.json["alerts"][0]["outcome"] == "duplicate"

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 from typing import Any
+from urllib.parse import urlencode
 
 import falcon
 
@@ -48,6 +49,7 @@ from alertstation.errors import (
     UnsupportedMediaType,
 )
 from alertstation.http.bodies import json_object
+from alertstation.http.errors import wants_html
 from alertstation.http.uploads import UploadTooLarge, one_file, read_limited
 
 log = logging.getLogger("alertstation.alerts.poll.poller")
@@ -177,6 +179,12 @@ class ImportAlert:
         self._broadcast.clear()
         alerts = [r for r in results if not isinstance(r, ImportProblem)]
         skipped = [r for r in results if isinstance(r, ImportProblem)]
+        if wants_html(req):  # the feeds page's form, sent without its script
+            stored = sum(1 for r in alerts if r.outcome == "stored")
+            query = {"imported": name, "stored": stored, "skipped": len(skipped)}
+            resp.status = falcon.HTTP_303
+            resp.location = f"{FEEDS_PAGE}?{urlencode(query)}"
+            return
         resp.media = {
             "file": name,
             "stored": sum(1 for r in alerts if r.outcome == "stored"),
@@ -275,6 +283,7 @@ class PollSourceItem:
         resp.media = {"deleted": source_id, "name": row.name}
 
 
+FEEDS_PAGE = "/admin/poller"
 #: How the page names each kind of feed.
 KIND_LABELS = {
     "cap-xml": "CAP XML or ATOM feed",
@@ -299,8 +308,21 @@ class AlertFeedsPage:
             "alert_feeds.html",
             feeds=feeds,
             kinds=KIND_LABELS,
+            imported=_imported(req),
             import_limit_mib=IMPORT_MAX_BYTES // (1024 * 1024),
         )
+
+
+def _imported(req: falcon.Request) -> dict[str, Any] | None:
+    """Read what an import sent without script left in the query string (after its redirect)."""
+    name = req.get_param("imported")
+    if not name:
+        return None
+    return {
+        "file": _upload_name(name),
+        "stored": req.get_param_as_int("stored", min_value=0) or 0,
+        "skipped": req.get_param_as_int("skipped", min_value=0) or 0,
+    }
 
 
 def _get(conn: Any, source_id: int) -> Any:
