@@ -176,7 +176,7 @@
       save.disabled = true;
       const url = editing ? SOURCES + "/" + editing.id : SOURCES;
       const name = form.elements.namedItem("name").value.trim();
-      FormErrors.send(form, url, { method: editing ? "PUT" : "POST", json: body(), field: "name" })
+      FormErrors.send(form, url, { method: editing ? "PUT" : "POST", json: body() })
         .then(function () {
           reloadSaying((editing ? "Saved the feed " : "Added the feed ") + name + ".");
         })
