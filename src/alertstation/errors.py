@@ -137,3 +137,33 @@ class NameTaken(FieldError):
     def as_app_error(self) -> AppError:
         """Return the HTTP error to answer with (409)."""
         return Conflict(str(self), field=self.field)
+
+
+class FieldErrors(FieldError):
+    """Several refused values at once, each with the field it belongs to.
+
+    A form shows every error beside its field in one go. The HTTP answer is 422 ``invalid``
+    with ``details.field`` (the first field) and ``details.errors`` (``[{field, message}]``).
+    """
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        if not errors:
+            raise ValueError("FieldErrors needs at least one error")
+        super().__init__(errors[0].field, "; ".join(str(error) for error in errors))
+        self.errors = list(errors)
+
+    def as_app_error(self) -> AppError:
+        """Return the HTTP error to answer with: every field's message in ``details.errors``."""
+        return Invalid(
+            str(self),
+            field=self.field,
+            errors=[{"field": error.field, "message": str(error)} for error in self.errors],
+        )
+
+
+def raise_field_errors(errors: list[FieldError]) -> None:
+    """Raise nothing for no errors, the one error itself, or :class:`FieldErrors` for several."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FieldErrors(errors)

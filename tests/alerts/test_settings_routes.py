@@ -246,6 +246,10 @@ def test_form_posts_redirect_with_status_or_show_errors(station: Station) -> Non
     )  # fmt: skip
     assert refused.status_code == 422
     assert "bogus" in refused.text and "VAZ057 bogus" in refused.text
+    # Beside the field, in words, the field marked invalid and described by the message.
+    assert 'aria-invalid="true" aria-describedby="zone-codes-error area-help"' in refused.text
+    assert '<p class="field-error" id="zone-codes-error"' in refused.text
+    assert ">Zone codes: not zone or county codes: bogus." in refused.text
     assert settings_of(station).zone_codes == ("VAZ057", "051099")
 
     # Checkboxes arrive as repeated fields; none ticked means no event is forwarded.

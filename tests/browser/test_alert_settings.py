@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -60,7 +62,14 @@ def test_pick_zone_type_unknown_code_save_and_reload(
     # An invalid token is refused with the server's message and the saved codes stay.
     codes.fill("VAZ057, bogus")
     page.get_by_role("button", name="Save").click()
-    expect(status.locator(".alert-settings-error")).to_contain_text("bogus")
+    expect(status.locator(".alert-settings-error")).to_contain_text("Not saved")
+    # Beside the field, in words, marked invalid and described by the message, focused.
+    expect(page.locator("#zone-codes-error")).to_have_text(
+        re.compile(r"^Zone codes: not zone or county codes: bogus\.")
+    )
+    expect(codes).to_have_attribute("aria-invalid", "true")
+    expect(codes).to_have_attribute("aria-describedby", re.compile(r"^zone-codes-error\b"))
+    expect(codes).to_be_focused()
     page.reload()
     expect(codes).to_have_value("VAZ057, VAZ999, 051099")
 

@@ -250,3 +250,14 @@ def test_a_saved_variable_that_cannot_start_is_named_and_left_out(
     (tmp_path / ENV_FILE).write_text("DATABASE_URL=mysql://x/y\n")
     with pytest.raises(SettingsError, match="DATABASE_URL"):
         Settings.from_env({"ALERTSTATION_DATA_DIR": str(tmp_path)})
+
+
+def test_every_bad_variable_is_named_beside_its_field(tmp_path: Path) -> None:
+    changes = {"ALERTSTATION_LOG_LEVEL": "LOUD", "ALERTSTATION_RECEIVER_ALLOWLIST": "bin/rx"}
+    with pytest.raises(Invalid) as caught:
+        save_variables(tmp_path, changes, is_admin=True)
+    errors = caught.value.details["errors"]
+    assert [error["field"] for error in errors] == list(changes)
+    assert errors[1]["message"].startswith("ALERTSTATION_RECEIVER_ALLOWLIST: 'bin/rx' is not")
+    assert caught.value.details["field"] == "ALERTSTATION_LOG_LEVEL"
+    assert not (tmp_path / ENV_FILE).exists()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import falcon
@@ -41,6 +41,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import form_or_json
+from alertstation.http.form_errors import field_messages
 from alertstation.same import EVENTS
 
 LOCATION_SECTION = "location_settings"
@@ -211,6 +212,8 @@ class _SettingsPage:
     section = ""
     path = ""
     template = ""
+    #: The form's fields and their labels, for errors in words beside them.
+    labels: ClassVar[dict[str, str]] = {}
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -241,6 +244,7 @@ class _SettingsPage:
             self.template,
             status=status or {},
             error=error,
+            errors=field_messages(error, self.labels) if error is not None else {},
             **self.context(settings, **(submitted or {})),
         )
 
@@ -287,6 +291,7 @@ class LocationSettingsPage(_SettingsPage):
     section = LOCATION_SECTION
     path = LOCATION_PATH
     template = "alert_location.html"
+    labels: ClassVar[dict[str, str]] = {ZONE_CODES: "Zone codes"}
 
     def read(self, body: dict[str, Any], as_json: bool) -> tuple[dict[str, Any], list[str]]:
         if ZONE_CODES not in body:
@@ -307,6 +312,10 @@ class AlertFilteringPage(_SettingsPage):
     section = FILTERING_SECTION
     path = FILTERING_PATH
     template = "alert_filtering.html"
+    labels: ClassVar[dict[str, str]] = {
+        STORAGE_ZONE_CODES: "Storage zone codes",
+        FORWARD_EVENTS: "Forwarded events",
+    }
 
     def read(self, body: dict[str, Any], as_json: bool) -> tuple[dict[str, Any], list[str]]:
         values: dict[str, Any] = {}

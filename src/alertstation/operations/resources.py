@@ -9,6 +9,7 @@ Responses carry ``<name>_set`` flags in place of secret values.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 from zoneinfo import available_timezones
@@ -100,6 +101,32 @@ def settings_snapshot(station: Station) -> dict[str, Any]:
     return sections
 
 
+#: The regions of the IANA names the time-zone picker lists (legacy aliases are left out).
+TIME_ZONE_REGIONS = (
+    "America",
+    "Pacific",
+    "Atlantic",
+    "Europe",
+    "Africa",
+    "Asia",
+    "Australia",
+    "Indian",
+    "Antarctica",
+    "Arctic",
+)
+
+
+def time_zone_groups(names: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Return the time-zone picker's groups: (region, its zone names), then ``UTC`` alone."""
+    by_region: dict[str, list[str]] = {region: [] for region in TIME_ZONE_REGIONS}
+    for name in sorted(names):
+        region = name.split("/", 1)[0]
+        if region in by_region and "/" in name:
+            by_region[region].append(name)
+    groups = [(region, zones) for region, zones in by_region.items() if zones]
+    return [*groups, ("Universal", ["UTC"])]
+
+
 class SettingsPage(NoStorePage):
     """GET /admin/settings: every operations settings section on one page."""
 
@@ -110,7 +137,7 @@ class SettingsPage(NoStorePage):
             "sections": settings_snapshot(self._station),
             "voices": espeak_voices(),
             "capture_found": capture_devices_found(),
-            "time_zones": sorted(available_timezones()),
+            "time_zone_groups": time_zone_groups(available_timezones()),
             "is_admin": _is_admin(req),
         }
 

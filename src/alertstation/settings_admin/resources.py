@@ -9,7 +9,7 @@ from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.errors import Invalid
 from alertstation.http.bodies import json_object
-from alertstation.settings import process_environment
+from alertstation.settings import parse_receiver_allowlist, process_environment
 from alertstation.settings_admin.service import (
     boundary_variables,
     boundary_warning,
@@ -65,4 +65,32 @@ class EnvironmentPage:
         states = describe_variables(self._station.settings.data_dir, process_environment())
         self._station.templates.page(
             req, resp, "environment.html", variables=states, is_admin=_is_admin(req)
+        )
+
+
+RECEIVER_ALLOWLIST = "ALERTSTATION_RECEIVER_ALLOWLIST"
+
+
+class ReceiverAllowlistPage:
+    """GET /admin/receiver_allowlist: the programs radio receivers may run; admins change them.
+
+    The form saves the ``ALERTSTATION_RECEIVER_ALLOWLIST`` variable through
+    ``PUT /api/environment/variables`` (admin only there too), applied on restart.
+    """
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        states = describe_variables(self._station.settings.data_dir, process_environment())
+        [state] = [state for state in states if state.name == RECEIVER_ALLOWLIST]
+        saved = parse_receiver_allowlist(state.value or "") if state.value else ()
+        self._station.templates.page(
+            req,
+            resp,
+            "receiver_allowlist.html",
+            variable=state,
+            in_effect=list(self._station.settings.receiver_allowlist),
+            entries=list(saved),
+            is_admin=_is_admin(req),
         )

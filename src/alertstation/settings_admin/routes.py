@@ -2,7 +2,11 @@
 
 from alertstation.context import Station
 from alertstation.http.routing import Route, permission
-from alertstation.settings_admin.resources import EnvironmentPage, EnvironmentVariables
+from alertstation.settings_admin.resources import (
+    EnvironmentPage,
+    EnvironmentVariables,
+    ReceiverAllowlistPage,
+)
 
 
 def routes(station: Station) -> list[Route]:
@@ -29,5 +33,12 @@ def routes(station: Station) -> list[Route]:
             EnvironmentPage(station),
             permission("system.view_config"),
             summary="Environment variables page",
+        ),
+        Route(
+            "GET",
+            "/admin/receiver_allowlist",
+            ReceiverAllowlistPage(station),
+            permission("system.view_config"),
+            summary="Programs radio receivers may run (admins change them)",
         ),
     ]

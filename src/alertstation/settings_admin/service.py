@@ -135,7 +135,7 @@ def save_variables(
     path = env_file_path(data_dir)
     saved = read_env_file(path)
     updated = dict(saved)
-    problems = []
+    problems: list[tuple[str, str]] = []
     for name, value in changes.items():
         if value is None:
             updated.pop(name, None)
@@ -145,9 +145,15 @@ def save_variables(
             if name == "WX_ZONE_DBF_PATH":
                 _check_zone_schema(updated[name])
         except SettingsError as ex:
-            problems.append(str(ex))
+            problems.append((name, str(ex)))
     if problems:
-        raise Invalid("; ".join(problems), code="invalid_variables", problems=problems)
+        raise Invalid(
+            "; ".join(message for _, message in problems),
+            code="invalid_variables",
+            problems=[message for _, message in problems],
+            field=problems[0][0],
+            errors=[{"field": name, "message": message} for name, message in problems],
+        )
     changed = sorted(
         name for name in set(saved) | set(updated) if saved.get(name) != updated.get(name)
     )

@@ -107,6 +107,7 @@
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     const status = document.getElementById("environment-status");
+    if (window.FormErrors) FormErrors.clear(form);
     const changes = {};
     form.querySelectorAll("input[name]:not([disabled])").forEach(function (input) {
       const secret = input.type === "password";
@@ -120,7 +121,14 @@
       body: JSON.stringify({ variables: changes }),
     }).then(function (response) {
       return response.json().then(function (data) {
-        if (!response.ok) throw new Error(data.error ? data.error.message : "Save failed");
+        if (!response.ok) {
+          const failure = new Error(data.error ? data.error.message : "Save failed");
+          if (window.FormErrors && response.status === 422) {
+            FormErrors.show(form, FormErrors.fromAnswer(data, response.status));
+            failure.message = "Not saved: see the message beside each field.";
+          }
+          throw failure;
+        }
         status.classList.remove("error");
         status.textContent = "Saved " + data.changed.join(", ") + ". Restart the station to apply.";
         const warnings = document.getElementById("environment-warnings");

@@ -57,6 +57,7 @@
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
+    if (window.FormErrors) FormErrors.clear(form);
     if (save) save.disabled = true;
     status.replaceChildren(line("Saving…", "hint"));
     fetch(form.getAttribute("action"), {
@@ -69,12 +70,18 @@
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (!response.ok) {
-          throw new Error(data.error ? data.error.message : "Saving failed (" + response.status + ")");
+          const failure = new Error("Not saved: see the message beside the field.");
+          failure.errors = window.FormErrors ? FormErrors.fromAnswer(data, response.status) : null;
+          if (!failure.errors) {
+            failure.message = data.error ? data.error.message : "Saving failed (" + response.status + ")";
+          }
+          throw failure;
         }
         showSaved(data);
       });
     }).catch(function (err) {
       status.replaceChildren(line(err.message, "error alert-settings-error"));
+      if (err.errors) FormErrors.show(form, err.errors);
     }).then(function () {
       if (save) save.disabled = false;
     });

@@ -23,7 +23,9 @@
     return fetch(url, init).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) {
         if (!response.ok) {
-          throw new Error(body.error ? body.error.message : "Request failed (" + response.status + ")");
+          const failure = new Error(body.error ? body.error.message : "Request failed (" + response.status + ")");
+          if (window.FormErrors && response.status === 422) failure.errors = FormErrors.fromAnswer(body, response.status);
+          throw failure;
         }
         return body;
       });
@@ -61,13 +63,16 @@
       const button = form.querySelector('button[type="submit"]');
       if (button) button.disabled = true;
       status.replaceChildren(line("Saving…", "hint"));
+      if (window.FormErrors) FormErrors.clear(form);
       send("PUT", form.dataset.url, fields(form)).then(function (body) {
         const changed = body.changed || [];
         status.replaceChildren(line(changed.length ? "Saved (" + changed.join(", ") + " changed)." :
           "Saved; nothing changed.", "eas-forward-saved"));
         if (after) after(body);
       }).catch(function (err) {
-        status.replaceChildren(line(err.message, "error eas-forward-error"));
+        status.replaceChildren(line(err.errors ? "Not saved: see the message beside the field." :
+          err.message, "error eas-forward-error"));
+        if (err.errors) FormErrors.show(form, err.errors);
       }).then(function () {
         if (button) button.disabled = false;
       });

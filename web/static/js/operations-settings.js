@@ -20,7 +20,9 @@
     });
     if (!response.ok) {
       const data = await response.json().catch(function () { return {}; });
-      throw new Error(data.error ? data.error.message : "Request failed (" + response.status + ")");
+      const failure = new Error(data.error ? data.error.message : "Request failed (" + response.status + ")");
+      if (window.FormErrors && response.status === 422) failure.errors = FormErrors.fromAnswer(data, response.status);
+      throw failure;
     }
     return response;
   }
@@ -43,13 +45,21 @@
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       say("Saving…");
+      if (window.FormErrors) FormErrors.clear(form);
       call("PUT", "/api/settings/" + form.dataset.section, values(form))
         .then(function (r) { return r.json(); })
         .then(function (data) {
           form.querySelectorAll("[data-secret]").forEach(function (el) { el.value = ""; });
           say(data.changed.length ? "Saved (" + data.changed.join(", ") + " changed)." : "Saved; nothing changed.");
         })
-        .catch(function (err) { say(err.message, true); });
+        .catch(function (err) {
+          if (err.errors) {
+            say("Not saved: see the message beside the field.", true);
+            FormErrors.show(form, err.errors);
+          } else {
+            say(err.message, true);
+          }
+        });
     });
   });
 

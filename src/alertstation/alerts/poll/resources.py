@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 from typing import Any
+from urllib.parse import urlencode
 
 import falcon
 
@@ -48,6 +49,7 @@ from alertstation.errors import (
     UnsupportedMediaType,
 )
 from alertstation.http.bodies import json_object
+from alertstation.http.errors import wants_html
 from alertstation.http.uploads import UploadTooLarge, one_file, read_limited
 
 log = logging.getLogger("alertstation.alerts.poll.poller")
@@ -177,6 +179,12 @@ class ImportAlert:
         self._broadcast.clear()
         alerts = [r for r in results if not isinstance(r, ImportProblem)]
         skipped = [r for r in results if isinstance(r, ImportProblem)]
+        if wants_html(req):  # the feeds page's form, sent without its script
+            stored = sum(1 for r in alerts if r.outcome == "stored")
+            query = {"imported": name, "stored": stored, "skipped": len(skipped)}
+            resp.status = falcon.HTTP_303
+            resp.location = f"{FEEDS_PAGE}?{urlencode(query)}"
+            return
         resp.media = {
             "file": name,
             "stored": sum(1 for r in alerts if r.outcome == "stored"),
@@ -273,6 +281,48 @@ class PollSourceItem:
             audit_change(station.ledger, conn, actor, "deleted", source_id, row.name, ["source"])
             delete_source(conn, source_id)
         resp.media = {"deleted": source_id, "name": row.name}
+
+
+FEEDS_PAGE = "/admin/poller"
+#: How the page names each kind of feed.
+KIND_LABELS = {
+    "cap-xml": "CAP XML or ATOM feed",
+    "json-api": "Weather service JSON API",
+    "ipaws": "IPAWS feed",
+}
+
+
+class AlertFeedsPage:
+    """GET /admin/poller: the alert feeds with their health, the feed form and CAP import."""
+
+    def __init__(self, station: Station) -> None:
+        self._station = station
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        now = self._station.clock()
+        with self._station.engine.connect() as conn:
+            feeds = [source_as_dict(row, now) for row in list_sources(conn)]
+        self._station.templates.page(
+            req,
+            resp,
+            "alert_feeds.html",
+            feeds=feeds,
+            kinds=KIND_LABELS,
+            imported=_imported(req),
+            import_limit_mib=IMPORT_MAX_BYTES // (1024 * 1024),
+        )
+
+
+def _imported(req: falcon.Request) -> dict[str, Any] | None:
+    """Read what an import sent without script left in the query string (after its redirect)."""
+    name = req.get_param("imported")
+    if not name:
+        return None
+    return {
+        "file": _upload_name(name),
+        "stored": req.get_param_as_int("stored", min_value=0) or 0,
+        "skipped": req.get_param_as_int("skipped", min_value=0) or 0,
+    }
 
 
 def _get(conn: Any, source_id: int) -> Any:

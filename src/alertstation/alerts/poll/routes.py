@@ -1,4 +1,4 @@
-"""Routes of the alert poller: poll now, import one alert file, manage poll sources."""
+"""Routes of the alert poller: poll now, import one alert file, manage poll sources, the page."""
 
 from alertstation.alerts.poll import resources as p
 from alertstation.context import Station
@@ -29,6 +29,13 @@ def routes(station: Station) -> list[Route]:
             CONFIGURE,
             summary="Import one CAP XML or JSON alert file (multipart or raw body)",
             max_body=p.IMPORT_MAX_BODY,
+        ),
+        Route(
+            "GET",
+            "/admin/poller",
+            p.AlertFeedsPage(station),
+            VIEW_CONFIG,
+            summary="Alert feeds page: feeds, their health, the feed form and CAP import",
         ),
         Route("GET", SOURCES, sources, VIEW_CONFIG, summary="Poll sources and their health"),
         Route("POST", SOURCES, sources, CONFIGURE, summary="Add a poll source"),

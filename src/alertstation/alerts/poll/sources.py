@@ -40,7 +40,7 @@ from alertstation.alerts.poll.tables import (
 from alertstation.audit.actor import Actor
 from alertstation.audit.changes import config_changes
 from alertstation.audit.ledger import CONFIG_UPDATED, AuditLedger
-from alertstation.errors import FieldError, NameTaken
+from alertstation.errors import FieldError, NameTaken, raise_field_errors
 from alertstation.zones.validate import normalise_zone_code
 
 KINDS = ("json-api", "cap-xml", "ipaws")
@@ -132,20 +132,21 @@ def read_config(body: Mapping[str, Any], current: SourceConfig | None = None) ->
     """Check a source body (all fields for a new source, any subset for an edit).
 
     ``connect_timeout`` and ``read_timeout`` are in seconds. Raises SourceError naming the
-    first bad field; an unknown field is an error too.
+    bad field, or ``FieldErrors`` naming each of several bad fields (so a form shows them all
+    at once); an unknown field is an error too.
     """
     allowed = {f.name for f in fields(SourceConfig)}
     unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise SourceError(unknown[0], f"unknown field {unknown[0]}")
+    errors: list[FieldError] = [SourceError(name, f"unknown field {name}") for name in unknown]
+    kind = current.kind if current is not None else None
     if current is None:
-        for name in ("name", "kind"):
-            if name not in body:
-                raise SourceError(name, f"{name} is required")
-        kind = check_kind(body["kind"])
-        if "url" not in body and kind != "json-api":
-            raise SourceError("url", "url is required")
-        current = SourceConfig(name="", kind=kind, url=DEFAULT_API_BASE)
+        missing = [name for name in ("name", "kind") if name not in body]
+        errors.extend(SourceError(name, f"{name} is required") for name in missing)
+        if "kind" in body:
+            kind = _collect(errors, check_kind, body["kind"])
+        if "url" not in body and kind not in (None, "json-api"):
+            errors.append(SourceError("url", "url is required"))
+        current = SourceConfig(name="", kind=kind or "json-api", url=DEFAULT_API_BASE)
     changes: dict[str, Any] = {}
     checks = {
         "name": check_name,
@@ -158,14 +159,28 @@ def read_config(body: Mapping[str, Any], current: SourceConfig | None = None) ->
         "enabled": _enabled,
     }
     for name, check in checks.items():
-        if name in body:
-            changes[name] = check(body[name])
+        if name in body and not (name == "kind" and kind is None):
+            value = _collect(errors, check, body[name])
+            if value is not None:
+                changes[name] = value
     if "url" in body:
-        changes["url"] = check_url(body["url"], changes.get("kind", current.kind))
+        url = _collect(errors, check_url, body["url"], changes.get("kind", current.kind))
+        if url is not None:
+            changes["url"] = url
+    raise_field_errors(errors)
     config = replace(current, **changes)
     if "kind" in changes and "url" not in changes:
         config = replace(config, url=check_url(config.url, config.kind))
     return _check_combination(config)
+
+
+def _collect(errors: list[FieldError], check: Any, *args: Any) -> Any:
+    """Return ``check(*args)``, or None after adding its SourceError to ``errors``."""
+    try:
+        return check(*args)
+    except SourceError as ex:
+        errors.append(ex)
+        return None
 
 
 def _check_combination(config: SourceConfig) -> SourceConfig:
