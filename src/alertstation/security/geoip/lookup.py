@@ -108,12 +108,14 @@ _keepers: dict[Path, GeoipPaths] = {}
 
 def keep_paths(data_dir: Path, keeper: GeoipPaths) -> None:
     """Make ``keeper`` the source of the database paths of ``data_dir`` in this process."""
-    _keepers[Path(data_dir).resolve()] = keeper
+    _keepers[Path(data_dir)] = _keepers[Path(data_dir).resolve()] = keeper
 
 
 def paths_keeper(data_dir: Path) -> GeoipPaths | None:
-    """Return the keeper of ``data_dir``'s database paths, None when none was given."""
-    return _keepers.get(Path(data_dir).resolve())
+    """Return the keeper of ``data_dir``'s database paths, None when none was given (the
+    folder as given is tried first: a lookup's locator holds the resolved one, no system call)."""
+    found = _keepers.get(Path(data_dir))
+    return found if found is not None else _keepers.get(Path(data_dir).resolve())
 
 
 def database_paths(data_dir: Path) -> dict[str, Path]:
