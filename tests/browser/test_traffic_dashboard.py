@@ -18,6 +18,7 @@ from alertstation.traffic.recorder import TrafficRecorder
 from alertstation.traffic.rows import Observed
 from alertstation.traffic.settings import TrafficSettingsCache
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
+from tests.security.test_geoip_files import city_db
 
 PASSWORD = "traffic dashboard password for the browser"
 CHROME = (
@@ -146,7 +147,7 @@ def test_a_status_row_filters_by_its_code_kept_in_the_address_and_named_by_expor
 
 
 def test_drill_down_by_keyboard_human_units_axes_legends_and_the_geoip_help(
-    page: Page, page_log: PageLog, live_server: LiveServer
+    page: Page, page_log: PageLog, live_server: LiveServer, tmp_path: Path
 ) -> None:
     seed(live_server)
     create_user(live_server, "chief", "admin", PASSWORD)
@@ -177,5 +178,10 @@ def test_drill_down_by_keyboard_human_units_axes_legends_and_the_geoip_help(
     expect(help_box).to_be_visible()
     expect(help_box).to_contain_text("No GeoIP database is installed")
     expect(help_box).to_contain_text("Upload it with the form below")
-    expect(page.get_by_label("GeoIP database file (.mmdb)")).to_be_visible()
+    file_input = page.get_by_label("GeoIP database file (.mmdb)")
+    file_input.set_input_files(str(city_db(tmp_path)))
+    page.get_by_role("button", name="Upload").click()
+    expect(page.locator("#td-geoip-result")).to_have_text("Installed a City database.")
+    expect(page.locator("#td-geoip-state")).to_contain_text("Places: GeoIP2-City")
+    expect(help_box).to_be_hidden()
     assert page_log.console_errors() == []
