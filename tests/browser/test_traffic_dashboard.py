@@ -135,6 +135,7 @@ def test_a_status_row_filters_by_its_code_kept_in_the_address_and_named_by_expor
 
     with page.expect_download() as pdf_download:
         page.get_by_role("button", name="Download PDF").click()
+    assert pdf_download.value.suggested_filename.endswith("_filtered.pdf")
     pdf_path = tmp_path / "traffic.pdf"
     pdf_download.value.save_as(pdf_path)
     title = re.search(r"Title:\s+(.*)", _pdf_info(pdf_path))

@@ -65,6 +65,7 @@ def test_the_csv_names_every_active_filter_in_its_title_and_first_section(
     params = {"days": "1", "status": "404", "method": "post", "path": "/missing"}
     answer = admin.request("GET", "/api/traffic/dashboard.csv", params=params)
     assert answer.status_code == 200, answer.text
+    assert answer.headers["content-disposition"].endswith('_filtered.csv"')
     first = _sections(answer.text)[0]
     assert first[0] == ["# Report"]
     title = dict((row[0], row[1]) for row in first[1:])["title"]
@@ -78,6 +79,7 @@ def test_the_csv_names_every_active_filter_in_its_title_and_first_section(
     assert payload["filter_meta"]["title"] == title
 
     whole = admin.request("GET", "/api/traffic/dashboard.csv", params={"days": "1"})
+    assert not whole.headers["content-disposition"].endswith('_filtered.csv"')
     first = _sections(whole.text)[0]
     assert ["filters", "none"] in first
     assert first[1][1].endswith("(UTC), all traffic")

@@ -407,7 +407,11 @@
     link.remove();
   }
 
-  function stamp() { return data.filter_meta.period.start + "_" + data.filter_meta.period.end; }
+  function stamp() {
+    const meta = data.filter_meta;
+    const filtered = Object.keys(meta.filters).some(function (k) { return meta.filters[k] !== null; });
+    return meta.period.start + "_" + meta.period.end + (filtered ? "_filtered" : "");
+  }
 
   async function loadGeoip() {
     const panel = $("td-geoip");
