@@ -1,12 +1,13 @@
-"""GeoIP lookups: the location (Country/City) and ASN databases under the data directory.
+"""GeoIP lookups: the location (Country/City) and ASN databases the station's settings name.
 
 The station reads two MaxMind DB files: a location database (Country or City; both fill the one
-location slot) and an ASN database. Where each is comes from the traffic settings
-``geoip_database_path`` and ``geoip_asn_database_path``, which the traffic package owns and hands
-down here as a ``GeoipPaths`` keeper per data directory (``keep_paths``; a lower layer cannot read
-them itself). A slot with no path set, or a data directory with no keeper, uses its file under
-the data directory: ``<data_dir>/geoip/location.mmdb`` and ``<data_dir>/geoip/asn.mmdb``, which
-is also where an upload is stored before the keeper points the setting at it.
+location slot) and an ASN database. The traffic settings ``geoip_database_path`` and
+``geoip_asn_database_path`` say where they are; the traffic package owns those settings and hands
+them down here as a ``GeoipPaths`` keeper per data directory (``keep_paths``; a lower layer
+cannot read them itself). A slot with no path set, or a data directory with no keeper, uses its
+file under the data directory: ``<data_dir>/geoip/location.mmdb`` and
+``<data_dir>/geoip/asn.mmdb``, which is also where an upload is stored before the keeper points
+the setting at it.
 
 ``GeoLocator`` answers ``locate(address)`` and ``asn(address)`` with the ``geoip2`` reader. It
 opens a database on first use, reopens it when the file changes (an upload replaces it
