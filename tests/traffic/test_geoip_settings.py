@@ -46,7 +46,9 @@ def test_lookups_read_the_databases_the_settings_name(
     (row,) = logged()
     assert (row["country_code"], row["city"], row["asn_org"]) == ("US", "Mountain View", "Google")
 
-    listing = admin.request("GET", "/api/traffic/geoip").json["databases"]
+    answer = admin.request("GET", "/api/traffic/geoip").json
+    assert answer["paths"] == {"location": str(city), "asn": str(asn)}
+    listing = answer["databases"]
     assert listing["location"]["path"] == str(city) and listing["location"]["type"] == "City"
     assert listing["asn"]["path"] == str(asn)
 

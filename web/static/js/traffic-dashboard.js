@@ -428,7 +428,8 @@
         return (slot === "asn" ? "Organizations: " : "Places: ") + db.database_type + " (" +
           human(db.size) + (db.build_date ? ", built " + String(db.build_date).slice(0, 10) : "") + ")";
       }).join("; ") + (body.reader_available ? "." : ". The geoip2 package is missing, so lookups stay empty.")
-        : "No GeoIP database is installed.";
+        : "No GeoIP database is installed (looked for " + body.paths.location + " and " +
+          body.paths.asn + ").";
     } catch (ex) {
       $("td-geoip-state").textContent = "Could not list the GeoIP databases: " + ex.message;
     }

@@ -34,6 +34,7 @@ from alertstation.security.geoip.lookup import (
     AUDIT_FIELDS,
     NotMaxMindDatabase,
     database_kind,
+    database_paths,
     describe,
     geoip_dir,
     installed,
@@ -101,11 +102,13 @@ def _listing(data_dir: Path) -> dict[str, Any]:
             for slot, info in installed(data_dir).items()
         },
         "reader_available": load_reader() is not None,
+        "paths": {slot: str(path) for slot, path in database_paths(data_dir).items()},
     }
 
 
 class GeoipDatabases:
-    """GET /api/traffic/geoip: the installed databases, their type, build date and size."""
+    """GET /api/traffic/geoip: the installed databases, their type, build date and size, and
+    where each slot's database is looked for (``paths``)."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
