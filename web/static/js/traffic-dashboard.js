@@ -287,7 +287,9 @@
       const withBytes = rows.length > 0 && rows[0].bytes !== undefined;
       head.append(el("th", {}, section[1]), el("th", {}, count));
       if (withBytes) head.append(el("th", {}, "data"));
-      head.append(el("th", {}, ""));
+      const share = el("th");
+      share.append(el("span", { "class": "visually-hidden" }, "share of the largest"));
+      head.append(share);
       table.append(head);
       const top = Math.max(1, ...rows.map(function (r) { return r[count === "avg ms" ? "avg_ms" : count]; }));
       rows.forEach(function (row) {
