@@ -76,8 +76,8 @@ def test_upload_city_then_asn_list_and_audit(
 
     rows = [row for row in audit_rows() if row["action"] == "config.updated"]
     assert [(row["target"], orjson.loads(row["details"])) for row in rows] == [
-        ("geoip", {"fields": ["location_database"]}),
-        ("geoip", {"fields": ["asn_database"]}),
+        ("geoip", {"fields": ["geoip_database_path", "location_database"]}),
+        ("geoip", {"fields": ["asn_database", "geoip_asn_database_path"]}),
     ]
     assert all(row["client_ip"] == ADMIN_IP for row in rows)
 

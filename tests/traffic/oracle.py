@@ -120,6 +120,8 @@ def select_rows(rows: Iterable[Row], period: Period, filters: Filters) -> list[R
             continue
         if filters.status is not None and row["status"] // 100 != filters.status:
             continue
+        if filters.status_code is not None and row["status"] != filters.status_code:
+            continue
         if filters.browser is not None and row["browser"] != filters.browser:
             continue
         if filters.os is not None and row["os"] != filters.os:

@@ -21,6 +21,7 @@ FILTERS = [
     Filters(country="US"),
     Filters(path="/alerts"),
     Filters(status=4),
+    Filters(status_code=404),
     Filters(browser="Chrome"),
     Filters(os="Linux"),
     Filters(method="POST"),

@@ -22,6 +22,7 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from alertstation.security.geoip.lookup import locator_for
+    from alertstation.traffic import geoip_paths
     from alertstation.traffic.agents import SLOW_RESOLVER, resolver_name
     from alertstation.traffic.importer import LogImport, oldest_first
 
@@ -31,6 +32,7 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
         raise CommandError(f"no such file: {', '.join(missing)}")
     paths = oldest_first(paths, args.format)  # each day's rollups tallied once
     station = args.open_station()
+    geoip_paths.attach(station.engine, station.settings.data_dir, station.clock)
     if resolver_name() == SLOW_RESOLVER:
         print(
             "note: user agents are read by ua-parser's pure-Python resolver (about 1 ms for each "

@@ -1,4 +1,5 @@
-"""The traffic dashboard as CSV: the summary, the daily series and every table, one section each.
+"""The traffic dashboard as CSV: the report's title, period and filters first, then the summary,
+the daily series and every table, one section each.
 
 Every cell goes through :func:`alertstation.http.csv_cells.safe_cell`, the rule the audit CSV
 follows too, since paths, referrers, user agents and search phrases come from the outside.
@@ -10,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from alertstation.http.csv_cells import write_rows
+from alertstation.traffic.period import FILTER_NAMES
 
 SUMMARY = (
     "hits",
@@ -50,8 +52,22 @@ SECTIONS = (
 
 
 def dashboard_csv(payload: Mapping[str, Any]) -> str:
-    """Return the dashboard payload as multi-section CSV text."""
-    rows: list[Sequence[object]] = [["# Summary"], ["metric", "value", "previous"]]
+    """Return the dashboard payload as multi-section CSV text.
+
+    The first section (``# Report``) names the title, the period and every active filter (one
+    ``filter`` row each; ``filters,none`` when the report covers all traffic).
+    """
+    meta = payload["filter_meta"]
+    period, chosen = meta["period"], meta["filters"]
+    rows: list[Sequence[object]] = [
+        ["# Report"],
+        ["title", meta["title"]],
+        ["from", period["start"]],
+        ["to", period["end"]],
+    ]
+    active = [["filter", name, chosen[name]] for name in FILTER_NAMES if chosen.get(name)]
+    rows += active or [["filters", "none"]]
+    rows += [[], ["# Summary"], ["metric", "value", "previous"]]
     summary, previous = payload["summary"], payload["summary_prev"]
     rows += [[name, summary.get(name), previous.get(name)] for name in SUMMARY]
     rows += [[], ["# Daily"], ["date", "hits", "page_views", "visitors", "bytes"]]

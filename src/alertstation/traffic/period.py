@@ -18,6 +18,16 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 3_660
 FILTER_NAMES = ("country", "path", "status", "browser", "os", "method", "ip")
 MAX_FILTER_LENGTH = 1024
+#: How a report's title names each filter.
+FILTER_LABELS = {
+    "country": "country",
+    "path": "path",
+    "status": "status",
+    "browser": "browser",
+    "os": "OS",
+    "method": "method",
+    "ip": "visitor",
+}
 
 
 @dataclass(frozen=True)
@@ -54,22 +64,49 @@ class Period:
 
 @dataclass(frozen=True)
 class Filters:
-    """Drill-down filters; None means not filtered. ``status`` is a family digit (4 for 4xx)."""
+    """Drill-down filters; None means not filtered.
+
+    ``status`` is a family digit (4 for 4xx); ``status_code`` one exact answer code (404). The
+    query parameter ``status`` sets one or the other: ``4xx`` a family, ``404`` a code.
+    """
 
     country: str | None = None
     path: str | None = None
     status: int | None = None
+    status_code: int | None = None
     browser: str | None = None
     os: str | None = None
     method: str | None = None
     ip: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """Return the JSON form, the status family written ``4xx``."""
+        """Return the JSON form, ``status`` as the query writes it (``4xx`` or ``404``)."""
         form: dict[str, Any] = {name: getattr(self, name) for name in FILTER_NAMES}
-        if self.status is not None:
+        if self.status_code is not None:
+            form["status"] = str(self.status_code)
+        elif self.status is not None:
             form["status"] = f"{self.status}xx"
         return form
+
+    def active(self) -> list[tuple[str, str]]:
+        """Return (name, value) of each filter applied, in ``FILTER_NAMES`` order."""
+        form = self.as_dict()
+        return [(name, str(form[name])) for name in FILTER_NAMES if form[name] is not None]
+
+
+def report_title(period: Period, filters: Filters) -> str:
+    """Return the title of a report: its period and every filter applied, or "all traffic".
+
+    The CSV export and the PDF built in the browser both carry it, so a filtered export never
+    reads as the whole of the traffic.
+    """
+    chosen = filters.active()
+    scope = (
+        "filtered to " + ", ".join(f"{FILTER_LABELS[name]} {value}" for name, value in chosen)
+        if chosen
+        else "all traffic"
+    )
+    return f"Web traffic {period.first.isoformat()} to {period.last.isoformat()} (UTC), {scope}"
 
 
 def parse_period(params: Mapping[str, str], today: date) -> Period:
@@ -112,10 +149,17 @@ def parse_filters(params: Mapping[str, str]) -> Filters:
             raise Invalid(f"{name} is longer than {MAX_FILTER_LENGTH} characters", field=name)
         values[name] = value
     if "status" in values:
-        text = values["status"].lower().removesuffix("xx")
-        if len(text) != 1 or text not in "12345":
-            raise Invalid("status must be a family: 1xx, 2xx, 3xx, 4xx or 5xx", field="status")
-        values["status"] = int(text)
+        text = values.pop("status").lower()
+        if len(text) == 3 and text[0] in "12345" and text[1:].isdigit():
+            values["status_code"] = int(text)
+        else:
+            family = text.removesuffix("xx")
+            if len(family) != 1 or family not in "12345":
+                raise Invalid(
+                    "status must be a family (1xx to 5xx) or a code (100 to 599), e.g. 4xx or 404",
+                    field="status",
+                )
+            values["status"] = int(family)
     if "method" in values:
         values["method"] = values["method"].upper()
     if "country" in values:

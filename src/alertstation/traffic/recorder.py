@@ -44,7 +44,7 @@ from alertstation.db.engine import begin_write, is_contention
 from alertstation.db.types import epoch_seconds, utcnow
 from alertstation.kernel_loader import load_kernel
 from alertstation.security.geoip.lookup import locator_for
-from alertstation.traffic import addresses, classify, counters, rollups
+from alertstation.traffic import addresses, classify, counters, geoip_paths, rollups
 from alertstation.traffic.agents import parse_agent
 from alertstation.traffic.rows import ROW_COLUMNS, Locator, Observed, build_row
 from alertstation.traffic.settings import (
@@ -432,8 +432,10 @@ class TrafficMiddleware:
 
     @classmethod
     def for_station(cls, station: Station) -> TrafficMiddleware:
-        """Return the middleware of ``station``: its engine, clock and GeoIP databases."""
+        """Return the middleware of ``station``: its engine, clock and GeoIP databases (where
+        the traffic settings say they are: ``geoip_paths.attach``)."""
         data_dir = station.settings.data_dir
+        geoip_paths.attach(station.engine, data_dir, station.clock)
         recorder = TrafficRecorder(
             station.engine,
             settings_cache_for(station.engine),

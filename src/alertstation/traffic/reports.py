@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 
 from alertstation.traffic import daily, day_reports, rollups, tally
-from alertstation.traffic.period import Filters, Period
+from alertstation.traffic.period import Filters, Period, report_title
 from alertstation.traffic.tables import hour_of_ts
 from alertstation.traffic.tables import web_request_logs as t
 from alertstation.traffic.tally import DayTotals
@@ -47,6 +47,8 @@ def conditions(period: Period, filters: Filters) -> ColumnElement[bool]:
         parts.append(t.c.path == filters.path)
     if filters.status is not None:
         parts.append(t.c.status.between(filters.status * 100, filters.status * 100 + 99))
+    if filters.status_code is not None:
+        parts.append(t.c.status == filters.status_code)
     if filters.browser is not None:
         parts.append(t.c.browser == filters.browser)
     if filters.os is not None:
@@ -439,10 +441,11 @@ def login_security(
 def filter_meta(
     conn: Connection, period: Period, filters: Filters, days: DayTotals | None = None
 ) -> dict[str, Any]:
-    """Return the period, the filters applied, and the values each filter can take in the
-    period (from its unfiltered daily totals ``days``, read when not given)."""
+    """Return the report's title, the period, the filters applied, and the values each filter
+    can take in the period (from its unfiltered daily totals ``days``, read when not given)."""
     days = days if days is not None else daily.totals(conn, *day_reports.day_range(period))
     return {
+        "title": report_title(period, filters),
         "period": period.as_dict(),
         "previous_period": period.previous().as_dict(),
         "filters": filters.as_dict(),

@@ -119,10 +119,13 @@ class TrafficDashboardCsv:
         if is_demo(req):
             payload = mask_for_demo(payload)
         meta = payload["filter_meta"]["period"]
+        # A filtered export says so in its file name too (the filters themselves are in its
+        # first section: values such as paths do not belong in a header).
+        filtered = "_filtered" if any(payload["filter_meta"]["filters"].values()) else ""
         resp.content_type = "text/csv; charset=utf-8"
         resp.set_header(
             "Content-Disposition",
-            f'attachment; filename="traffic_{meta["start"]}_{meta["end"]}.csv"',
+            f'attachment; filename="traffic_{meta["start"]}_{meta["end"]}{filtered}.csv"',
         )
         resp.text = export.dashboard_csv(payload)
 

@@ -1,5 +1,7 @@
-// Web traffic dashboard: fetches /api/traffic/dashboard, draws SVG charts and tables, drills
-// down on click, downloads the server's multi-section CSV and builds a multi-page A4 PDF.
+// Web traffic dashboard: fetches /api/traffic/dashboard, draws SVG charts (with axis values and
+// legends) and tables, drills down on a chosen value (mouse or keyboard), keeps the period and the
+// filters in the address bar, downloads the server's multi-section CSV and builds a multi-page A4
+// PDF titled with the server's report title (the period and every active filter).
 (function () {
   "use strict";
   const root = document.getElementById("traffic-dashboard");
@@ -36,8 +38,11 @@
   const SUMMARY = [
     ["hits", "Hits"], ["page_views", "Page views"], ["unique_visitors", "Unique visitors"],
     ["visits", "Visits"], ["bounce_rate", "Bounce rate %"],
-    ["avg_visit_seconds", "Average visit (s)"], ["bandwidth_bytes", "Bandwidth (bytes)"],
+    ["avg_visit_seconds", "Average visit (s)"], ["bandwidth_bytes", "Bandwidth"],
   ];
+  const FILTER_WORDS = { country: "country", path: "path", status: "status", browser: "browser",
+    os: "OS", method: "method", ip: "visitor" };
+  const COLOURS = { hits: "#2f5fa7", page_views: "#d9822b", bytes: "#3d8b5a" };
   let filters = {};
   let data = null;
 
@@ -52,11 +57,32 @@
     Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
     return node;
   }
+  // 1536 -> "1.5 KB": bytes in binary multiples, written KB, MB, GB, TB.
+  function human(bytes) {
+    const units = ["bytes", "KB", "MB", "GB", "TB"];
+    let value = Number(bytes) || 0, unit = 0;
+    while (Math.abs(value) >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+    if (unit === 0) return value + " " + (value === 1 ? "byte" : "bytes");
+    return (value >= 100 ? value.toFixed(0) : value.toFixed(1)) + " " + units[unit];
+  }
+  function shown(key, value) {
+    return key === "bandwidth_bytes" ? human(value) : String(value);
+  }
+  // Round axis steps: 1, 2 or 5 times a power of ten, at most about four ticks.
+  function ticks(top) {
+    const raw = Math.max(1, top) / 4;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map(function (m) { return m * power; })
+      .find(function (s) { return s >= raw; });
+    const values = [];
+    for (let v = 0; v < top + step; v += step) values.push(Math.round(v * 1000) / 1000);
+    return values;
+  }
   function label(row, keys) {
     return keys.map(function (k) { return row[k] === null || row[k] === undefined ? "–" : String(row[k]); }).join(" · ");
   }
   function filterValue(name, row) {
-    if (name === "status") return String(row.status).charAt(0) + "xx";
+    if (name === "status") return String(row.status);
     if (name === "country") return row.country_code;
     if (name === "ip") {
       const value = row.ip || row.visitor_key;
@@ -74,7 +100,41 @@
     return params;
   }
 
-  async function load() {
+  // Read the period and the filters from the address bar (a reload, a bookmark, Back).
+  function fromAddress() {
+    const params = new URLSearchParams(window.location.search);
+    const select = $("td-days");
+    const days = params.get("days");
+    const custom = !days && params.get("start") && params.get("end");
+    if (custom) {
+      select.value = "";
+      $("td-start").value = params.get("start");
+      $("td-end").value = params.get("end");
+    } else if (days) {
+      if (!Array.prototype.some.call(select.options, function (o) { return o.value === days; })) {
+        select.insertBefore(el("option", { value: days }, "Last " + days + " days"),
+          select.querySelector('option[value=""]'));
+      }
+      select.value = days;
+    } else {
+      select.value = "7";
+    }
+    $("td-start").disabled = !custom;
+    $("td-end").disabled = !custom;
+    filters = {};
+    FILTERS.forEach(function (name) { if (params.get(name)) filters[name] = params.get(name); });
+  }
+  // Write them back, so that a reload shows the same view; a new view is a new history entry.
+  function toAddress(replace) {
+    const search = "?" + query().toString();
+    if (search === window.location.search) return;
+    const url = window.location.pathname + search;
+    if (replace) window.history.replaceState(null, "", url);
+    else window.history.pushState(null, "", url);
+  }
+
+  async function load(replace) {
+    toAddress(replace);
     $("td-status").textContent = "Loading…";
     try {
       const response = await fetch("/api/traffic/dashboard?" + query().toString(), {
@@ -84,6 +144,7 @@
       if (!response.ok) throw new Error((body.error && body.error.message) || response.status);
       data = body;
       render();
+      $("td-title").textContent = body.filter_meta.title;
       const period = body.filter_meta.period;
       $("td-status").textContent = "From " + period.start + " to " + period.end + " (UTC), " +
         period.days + " day(s).";
@@ -98,7 +159,8 @@
     list.replaceChildren();
     Object.keys(filters).forEach(function (name) {
       const item = el("li");
-      const button = el("button", { type: "button", "data-remove": name },
+      const button = el("button", { type: "button", "data-remove": name,
+        "aria-label": "Remove the filter " + FILTER_WORDS[name] + " " + filters[name] },
         name + ": " + filters[name] + " ✕");
       button.addEventListener("click", function () { delete filters[name]; load(); });
       item.append(button);
@@ -111,8 +173,8 @@
     box.replaceChildren();
     SUMMARY.forEach(function (pair) {
       const card = el("div", { "class": "td-card", "data-key": pair[0] });
-      card.append(el("span", {}, pair[1]), el("strong", {}, String(data.summary[pair[0]])),
-        el("small", {}, "previous period: " + data.summary_prev[pair[0]]));
+      card.append(el("span", {}, pair[1]), el("strong", {}, shown(pair[0], data.summary[pair[0]])),
+        el("small", {}, "previous period: " + shown(pair[0], data.summary_prev[pair[0]])));
       box.append(card);
     });
     const anomalies = $("td-anomalies");
@@ -122,26 +184,62 @@
     });
   }
 
-  function renderSeries() {
+  // A bar chart of one or two daily series, with a value axis, date labels and a legend.
+  function barChart(target, captionId, series, format) {
     const days = data.time_series;
-    const width = 720, height = 200, pad = 30;
-    const top = Math.max(1, ...days.map(function (d) { return d.hits; }));
+    const width = 720, height = 230, left = 64, right = 10, top = 12, bottom = 44;
+    const peak = Math.max(1, ...days.map(function (d) {
+      return Math.max(...series.map(function (s) { return d[s[0]]; }));
+    }));
+    const scale = ticks(peak);
+    const ceiling = scale[scale.length - 1];
+    const plot = height - top - bottom;
     const chart = svg("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
-      "aria-label": "Hits per day" });
-    const step = (width - 2 * pad) / Math.max(1, days.length);
-    days.forEach(function (day, i) {
-      const h = (height - 2 * pad) * day.hits / top;
-      const bar = svg("rect", { x: pad + i * step + 1, y: height - pad - h,
-        width: Math.max(1, step - 2), height: h, fill: "#4a78c2" });
-      const title = svg("title");
-      title.textContent = day.date + ": " + day.hits + " hits, " + day.page_views + " page views";
-      bar.append(title);
-      chart.append(bar);
+      "aria-labelledby": captionId });
+    scale.forEach(function (value) {
+      const y = top + plot - plot * value / ceiling;
+      chart.append(svg("line", { x1: left, x2: width - right, y1: y, y2: y, stroke: "#dde" }));
+      const text = svg("text", { x: left - 6, y: y + 4, "font-size": 11, "text-anchor": "end",
+        "class": "td-axis-y" });
+      text.textContent = format(value);
+      chart.append(text);
     });
-    const axis = svg("text", { x: pad, y: height - 8, "font-size": 11 });
-    axis.textContent = days.length ? days[0].date + " … " + days[days.length - 1].date : "";
-    chart.append(axis);
-    $("td-series").replaceChildren(chart);
+    const slot = (width - left - right) / Math.max(1, days.length);
+    const bar = Math.max(1, (slot - 2) / series.length);
+    days.forEach(function (day, i) {
+      series.forEach(function (s, j) {
+        const h = plot * day[s[0]] / ceiling;
+        const rect = svg("rect", { x: left + i * slot + 1 + j * bar, y: top + plot - h,
+          width: bar, height: h, fill: COLOURS[s[0]] });
+        const title = svg("title");
+        title.textContent = day.date + ": " + s[1] + " " + format(day[s[0]]);
+        rect.append(title);
+        chart.append(rect);
+      });
+    });
+    const every = Math.max(1, Math.ceil(days.length / 8));
+    days.forEach(function (day, i) {
+      if (i % every && i !== days.length - 1) return;
+      const text = svg("text", { x: left + i * slot + slot / 2, y: height - bottom + 16,
+        "font-size": 10, "text-anchor": "middle", "class": "td-axis-x" });
+      text.textContent = day.date.slice(5);
+      chart.append(text);
+    });
+    const legend = el("ul", { "class": "td-legend", "aria-label": "Legend" });
+    series.forEach(function (s) {
+      const item = el("li");
+      const swatch = el("span", { "class": "td-swatch", "aria-hidden": "true" });
+      swatch.style.background = COLOURS[s[0]];
+      item.append(swatch, document.createTextNode(s[1]));
+      legend.append(item);
+    });
+    $(target).replaceChildren(chart, legend);
+  }
+
+  function renderSeries() {
+    barChart("td-series", "td-series-caption", [["hits", "Hits"], ["page_views", "Page views"]],
+      function (v) { return String(v); });
+    barChart("td-bandwidth", "td-bandwidth-caption", [["bytes", "Data sent"]], human);
   }
 
   function renderHeatmap() {
@@ -150,7 +248,7 @@
     const cell = 26, left = 40;
     const top = Math.max(1, ...grid.map(function (row) { return Math.max(...row); }));
     const chart = svg("svg", { viewBox: "0 0 " + (left + 24 * cell) + " " + (7 * cell + 20),
-      role: "img", "aria-label": "Hits by weekday and hour" });
+      role: "img", "aria-labelledby": "td-heatmap-caption" });
     grid.forEach(function (row, d) {
       const name = svg("text", { x: 0, y: d * cell + cell * 0.7, "font-size": 11 });
       name.textContent = names[d];
@@ -169,7 +267,9 @@
       tick.textContent = h + ":00";
       chart.append(tick);
     }
-    $("td-heatmap").replaceChildren(chart);
+    const legend = el("p", { "class": "td-legend" },
+      "Lighter: fewer hits (0); darker: more (" + top + " at most in one hour).");
+    $("td-heatmap").replaceChildren(chart, legend);
   }
 
   function renderTables() {
@@ -184,28 +284,42 @@
       const count = section[0] === "slowest_endpoints" ? "avg ms" :
         (section[0] === "entry_pages" || section[0] === "exit_pages") ? "visits" :
         section[0] === "top_error_sources" ? "errors" : "hits";
-      head.append(el("th", {}, section[1]), el("th", {}, count), el("th", {}, ""));
+      const withBytes = rows.length > 0 && rows[0].bytes !== undefined;
+      head.append(el("th", {}, section[1]), el("th", {}, count));
+      if (withBytes) head.append(el("th", {}, "data"));
+      const share = el("th");
+      share.append(el("span", { "class": "visually-hidden" }, "share of the largest"));
+      head.append(share);
       table.append(head);
       const top = Math.max(1, ...rows.map(function (r) { return r[count === "avg ms" ? "avg_ms" : count]; }));
       rows.forEach(function (row) {
         const tr = el("tr");
         const value = row[count === "avg ms" ? "avg_ms" : count];
         const target = section[3] ? filterValue(section[3], row) : null;
+        const name = el("td");
         if (target !== null && target !== undefined) {
           tr.setAttribute("data-filter", section[3]);
           tr.setAttribute("data-value", target);
-          tr.addEventListener("click", function () { filters[section[3]] = target; load(); });
+          // The button takes Tab and Enter or Space; a click anywhere on the row does the same.
+          name.append(el("button", { type: "button", "class": "td-drill",
+            "aria-label": label(row, section[2]) + ": show only " + FILTER_WORDS[section[3]] + " " + target },
+            label(row, section[2])));
+          tr.addEventListener("click", function () { filters[section[3]] = String(target); load(); });
+        } else {
+          name.textContent = label(row, section[2]);
         }
         const bar = el("div", { "class": "td-bar" });
         bar.style.width = Math.round(100 * value / top) + "%";
         const barCell = el("td");
         barCell.append(bar);
-        tr.append(el("td", {}, label(row, section[2])), el("td", { "class": "num" }, String(value)), barCell);
+        tr.append(name, el("td", { "class": "num" }, String(value)));
+        if (withBytes) tr.append(el("td", { "class": "num" }, human(row.bytes)));
+        tr.append(barCell);
         table.append(tr);
       });
       if (!rows.length) {
         const empty = el("tr");
-        empty.append(el("td", { colspan: 3 }, "Nothing recorded."));
+        empty.append(el("td", { colspan: 4 }, "Nothing recorded."));
         table.append(empty);
       }
       wrap.append(table);
@@ -229,9 +343,17 @@
   // A plain PDF 1.4 of A4 pages (595 x 842 pt) in Helvetica: the summary, then every table.
   function pdf() {
     const period = data.filter_meta.period;
-    const lines = [["Web traffic " + period.start + " to " + period.end + " (UTC)", 16]];
+    const title = data.filter_meta.title;
+    const lines = [[title, 13]];
+    const chosen = Object.keys(data.filter_meta.filters).filter(function (k) {
+      return data.filter_meta.filters[k] !== null;
+    });
+    lines.push([chosen.length ? "Filters: " + chosen.map(function (k) {
+      return FILTER_WORDS[k] + " " + data.filter_meta.filters[k];
+    }).join(", ") : "Filters: none (all traffic from " + period.start + " to " + period.end + ")", 10]);
     SUMMARY.forEach(function (pair) {
-      lines.push([pair[1] + ": " + data.summary[pair[0]] + " (previous " + data.summary_prev[pair[0]] + ")", 10]);
+      lines.push([pair[1] + ": " + shown(pair[0], data.summary[pair[0]]) + " (previous " +
+        shown(pair[0], data.summary_prev[pair[0]]) + ")", 10]);
     });
     data.time_series.forEach(function (d) {
       lines.push([d.date + "  hits " + d.hits + "  page views " + d.page_views + "  visitors " + d.visitors, 9]);
@@ -254,6 +376,7 @@
     pages.push(page);
     const objects = [];
     const add = function (body) { objects.push(body); return objects.length; };
+    const info = add("<< /Title (" + pdfText(title) + ") /Producer (Alert Station) >>");
     const catalog = add(""), tree = add(""), font = add(
       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>");
     const kids = [];
@@ -275,7 +398,7 @@
     const xref = out.length;
     out += "xref\n0 " + (objects.length + 1) + "\n0000000000 65535 f \n";
     offsets.forEach(function (o) { out += String(o).padStart(10, "0") + " 00000 n \n"; });
-    out += "trailer\n<< /Size " + (objects.length + 1) + " /Root " + catalog + " 0 R >>\nstartxref\n" + xref + "\n%%EOF\n";
+    out += "trailer\n<< /Size " + (objects.length + 1) + " /Root " + catalog + " 0 R /Info " + info + " 0 R >>\nstartxref\n" + xref + "\n%%EOF\n";
     return out;
   }
 
@@ -286,7 +409,55 @@
     link.remove();
   }
 
-  function stamp() { return data.filter_meta.period.start + "_" + data.filter_meta.period.end; }
+  function stamp() {
+    const meta = data.filter_meta;
+    const filtered = Object.keys(meta.filters).some(function (k) { return meta.filters[k] !== null; });
+    return meta.period.start + "_" + meta.period.end + (filtered ? "_filtered" : "");
+  }
+
+  async function loadGeoip() {
+    const panel = $("td-geoip");
+    if (!panel) return;
+    try {
+      const response = await fetch("/api/traffic/geoip", { credentials: "same-origin",
+        headers: { "Accept": "application/json" } });
+      const body = await response.json();
+      if (!response.ok) throw new Error((body.error && body.error.message) || response.status);
+      const found = Object.keys(body.databases).filter(function (k) { return body.databases[k]; });
+      $("td-geoip-help").hidden = found.length > 0;
+      $("td-geoip-state").textContent = found.length ? found.map(function (slot) {
+        const db = body.databases[slot];
+        return (slot === "asn" ? "Organizations: " : "Places: ") + db.database_type + " (" +
+          human(db.size) + (db.build_date ? ", built " + String(db.build_date).slice(0, 10) : "") + ")";
+      }).join("; ") + (body.reader_available ? "." : ". The geoip2 package is missing, so lookups stay empty.")
+        : "No GeoIP database is installed (looked for " + body.paths.location + " and " +
+          body.paths.asn + ").";
+    } catch (ex) {
+      $("td-geoip-state").textContent = "Could not list the GeoIP databases: " + ex.message;
+    }
+  }
+  const upload = $("td-geoip-upload");
+  if (upload) {
+    upload.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      const meta = document.querySelector('meta[name="csrf-token"]');
+      const form = new FormData();
+      form.append("file", $("td-geoip-file").files[0]);
+      $("td-geoip-result").textContent = "Uploading…";
+      try {
+        const response = await fetch("/api/traffic/geoip/upload", { method: "POST", body: form,
+          credentials: "same-origin",
+          headers: { "Accept": "application/json", "X-CSRF-Token": meta ? meta.content : "" } });
+        const body = await response.json();
+        if (!response.ok) throw new Error((body.error && body.error.message) || response.status);
+        $("td-geoip-result").textContent = "Installed a " + body.type + " database." +
+          (body.note ? " " + body.note : "");
+        loadGeoip();
+      } catch (ex) {
+        $("td-geoip-result").textContent = "Not installed: " + ex.message;
+      }
+    });
+  }
 
   $("td-days").addEventListener("change", function () {
     const custom = !this.value;
@@ -302,7 +473,8 @@
   $("td-pdf").addEventListener("click", function () {
     if (data) download(pdf(), "application/pdf", "traffic_" + stamp() + ".pdf");
   });
-  const initial = new URLSearchParams(window.location.search);
-  FILTERS.forEach(function (name) { if (initial.get(name)) filters[name] = initial.get(name); });
-  load();
+  window.addEventListener("popstate", function () { fromAddress(); load(true); });
+  fromAddress();
+  load(true);
+  loadGeoip();
 })();

@@ -1,9 +1,13 @@
-"""GeoIP lookups: the location (Country/City) and ASN databases under the data directory.
+"""GeoIP lookups: the location (Country/City) and ASN databases the station's settings name.
 
-The station keeps at most two MaxMind DB files: ``<data_dir>/geoip/location.mmdb`` (a Country or
-City database; both fill the one location slot) and ``<data_dir>/geoip/asn.mmdb``. These fixed
-paths are the setting: there is no traffic settings table yet, so an upload that replaces a file
-is what points the station at it.
+The station reads two MaxMind DB files: a location database (Country or City; both fill the one
+location slot) and an ASN database. The traffic settings ``geoip_database_path`` and
+``geoip_asn_database_path`` say where they are; the traffic package owns those settings and hands
+them down here as a ``GeoipPaths`` keeper per data directory (``keep_paths``; a lower layer
+cannot read them itself). A slot with no path set, or a data directory with no keeper, uses its
+file under the data directory: ``<data_dir>/geoip/location.mmdb`` and
+``<data_dir>/geoip/asn.mmdb``, which is also where an upload is stored before the keeper points
+the setting at it.
 
 ``GeoLocator`` answers ``locate(address)`` and ``asn(address)`` with the ``geoip2`` reader. It
 opens a database on first use, reopens it when the file changes (an upload replaces it
@@ -23,7 +27,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
+
+from sqlalchemy import Connection
 
 from alertstation import lazy
 
@@ -59,6 +65,68 @@ def geoip_dir(data_dir: Path) -> Path:
 def slot_path(data_dir: Path, slot: str) -> Path:
     """Return where the database of ``slot`` (``location`` or ``asn``) lives."""
     return geoip_dir(data_dir) / FILE_NAMES[slot]
+
+
+# --- where each slot's database is ---------------------------------------------------------
+
+
+class GeoipPaths(Protocol):
+    """The settings that say where each slot's database is, and how an upload points them."""
+
+    def configured(self) -> dict[str, str | None]:
+        """Return each slot's configured path, None where none is set."""
+        ...
+
+    def point(self, conn: Connection, slot: str, path: Path) -> list[str]:
+        """Point ``slot``'s setting at ``path`` in ``conn``'s transaction; return the changed
+        setting names."""
+        ...
+
+    def refresh(self) -> None:
+        """Forget what was read, after a change was committed."""
+        ...
+
+
+class _FixedPaths:
+    """The paths a parent process resolved, for a child process that has no settings keeper."""
+
+    def __init__(self, paths: dict[str, str | None]) -> None:
+        self._paths = dict(paths)
+
+    def configured(self) -> dict[str, str | None]:
+        return dict(self._paths)
+
+    def point(self, conn: Connection, slot: str, path: Path) -> list[str]:
+        self._paths[slot] = str(path)
+        return []
+
+    def refresh(self) -> None:
+        pass
+
+
+_keepers: dict[Path, GeoipPaths] = {}
+
+
+def keep_paths(data_dir: Path, keeper: GeoipPaths) -> None:
+    """Make ``keeper`` the source of the database paths of ``data_dir`` in this process."""
+    _keepers[Path(data_dir)] = _keepers[Path(data_dir).resolve()] = keeper
+
+
+def paths_keeper(data_dir: Path) -> GeoipPaths | None:
+    """Return the keeper of ``data_dir``'s database paths, None when none was given (the
+    folder as given is tried first: a lookup's locator holds the resolved one, no system call)."""
+    found = _keepers.get(Path(data_dir))
+    return found if found is not None else _keepers.get(Path(data_dir).resolve())
+
+
+def database_paths(data_dir: Path) -> dict[str, Path]:
+    """Return where each slot's database is read: its configured path, else its own file."""
+    keeper = paths_keeper(data_dir)
+    configured = keeper.configured() if keeper is not None else {}
+    return {
+        slot: Path(configured[slot]) if configured.get(slot) else slot_path(data_dir, slot)
+        for slot in SLOTS
+    }
 
 
 # --- metadata without the reader ------------------------------------------------------------
@@ -165,6 +233,7 @@ class DatabaseInfo:
     size: int
     modified_at: datetime
     file: str
+    path: str
 
     def as_dict(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -176,6 +245,7 @@ class DatabaseInfo:
             "size": self.size,
             "modified_at": self.modified_at,
             "file": self.file,
+            "path": self.path,
         }
 
 
@@ -192,14 +262,15 @@ def describe(path: Path, slot: str) -> DatabaseInfo:
         size=stat.st_size,
         modified_at=datetime.fromtimestamp(stat.st_mtime, UTC),
         file=path.name,
+        path=str(path),
     )
 
 
 def installed(data_dir: Path) -> dict[str, DatabaseInfo | None]:
-    """Return each slot's database, None for an empty slot or an unreadable file."""
+    """Return each slot's database (where the settings point), None for an empty slot or an
+    unreadable file."""
     found: dict[str, DatabaseInfo | None] = {}
-    for slot in SLOTS:
-        path = slot_path(data_dir, slot)
+    for slot, path in database_paths(data_dir).items():
         try:
             found[slot] = describe(path, slot)
         except (OSError, NotMaxMindDatabase):
@@ -240,8 +311,12 @@ class _Slot:
         self.kind = ""
         self._stamp: tuple[int, int, int] | None = None
 
-    def current(self, module: ModuleType) -> Any:
-        """Return a reader on the file as it is now; None when there is no usable file."""
+    def current(self, module: ModuleType, path: Path) -> Any:
+        """Return a reader on the file at ``path`` as it is now; None when there is no usable
+        file. A new path (the setting changed) closes the reader on the old one."""
+        if path != self.path:
+            self.close()
+            self.path = path
         try:
             stat = os.stat(self.path)
         except OSError:
@@ -281,9 +356,10 @@ class GeoLocator:
         self._slots = {slot: _Slot(slot_path(data_dir, slot)) for slot in SLOTS}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Unpickle as the receiving process's own locator of the same folder (``locator_for``):
-        the open readers stay behind."""
-        return (locator_for, (self.data_dir,))
+        """Unpickle as the receiving process's own locator of the same folder (``locator_for``),
+        reading the databases this process reads: the open readers stay behind."""
+        paths = {slot: str(path) for slot, path in database_paths(self.data_dir).items()}
+        return (_unpickled_locator, (self.data_dir, paths))
 
     def locate(self, address: str) -> dict[str, Any] | None:
         """Return flag, country, region, region_code and city of a public address, or None."""
@@ -291,9 +367,10 @@ class GeoLocator:
         module = load_reader() if target is not None else None
         if module is None:
             return None
+        path = database_paths(self.data_dir)[LOCATION]
         with self._lock:
             slot = self._slots[LOCATION]
-            reader = slot.current(module)
+            reader = slot.current(module, path)
             if reader is None:
                 return None
             record = _lookup(reader.city if slot.kind == "City" else reader.country, target)
@@ -305,8 +382,9 @@ class GeoLocator:
         module = load_reader() if target is not None else None
         if module is None:
             return None
+        path = database_paths(self.data_dir)[ASN]
         with self._lock:
-            reader = self._slots[ASN].current(module)
+            reader = self._slots[ASN].current(module, path)
             if reader is None:
                 return None
             record = _lookup(reader.asn, target)
@@ -362,6 +440,14 @@ def locator_for(data_dir: Path) -> GeoLocator:
         if locator is None:
             locator = _locators[key] = GeoLocator(key)
         return locator
+
+
+def _unpickled_locator(data_dir: Path, paths: dict[str, str | None]) -> GeoLocator:
+    """Return this process's locator of ``data_dir``; without a keeper of its own, it reads the
+    databases at ``paths`` (those the sending process read)."""
+    if paths_keeper(data_dir) is None:
+        keep_paths(data_dir, _FixedPaths(paths))
+    return locator_for(data_dir)
 
 
 def close_locators() -> None:

@@ -4,8 +4,10 @@ An upload is streamed to a private staging folder beside the slot files, typed f
 (``database_type``), validated by opening it with the ``geoip2`` reader and looking one address
 up, and only then moved over the slot's file (``os.replace``, so a reader never sees half a file
 and a bad upload leaves the old database in place). Without the ``geoip2`` package a file with
-MaxMind DB metadata is accepted with a note. Each upload is audited as ``config.updated``
-(section ``geoip``, field ``location_database`` or ``asn_database``).
+MaxMind DB metadata is accepted with a note. The slot's path setting (``geoip_database_path`` or
+``geoip_asn_database_path``) is then pointed at the installed file through the data directory's
+``GeoipPaths`` keeper, in the transaction of the audit row: ``config.updated`` (section
+``geoip``, field ``location_database`` or ``asn_database``, plus the setting when it changed).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from alertstation.security.geoip.lookup import (
     AUDIT_FIELDS,
     NotMaxMindDatabase,
     database_kind,
+    database_paths,
     describe,
     geoip_dir,
     installed,
     load_reader,
+    paths_keeper,
     read_metadata,
     slot_of,
     slot_path,
@@ -98,11 +102,13 @@ def _listing(data_dir: Path) -> dict[str, Any]:
             for slot, info in installed(data_dir).items()
         },
         "reader_available": load_reader() is not None,
+        "paths": {slot: str(path) for slot, path in database_paths(data_dir).items()},
     }
 
 
 class GeoipDatabases:
-    """GET /api/traffic/geoip: the installed databases, their type, build date and size."""
+    """GET /api/traffic/geoip: the installed databases, their type, build date and size, and
+    where each slot's database is looked for (``paths``)."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -129,10 +135,14 @@ class GeoipUpload:
                 raise Invalid(str(ex), code="invalid_geoip_database", field="file") from None
 
         kind, slot, checked = one_file(req, receive)
+        keeper = paths_keeper(data_dir)
         with begin_write(station.engine) as conn:
+            pointed = keeper.point(conn, slot, slot_path(data_dir, slot)) if keeper else []
             station.ledger.record_config_update(
-                conn, Actor.from_request(req), AUDIT_SECTION, [AUDIT_FIELDS[slot]]
+                conn, Actor.from_request(req), AUDIT_SECTION, [AUDIT_FIELDS[slot], *pointed]
             )
+        if keeper is not None:
+            keeper.refresh()
         answer: dict[str, Any] = {
             "type": kind,
             "slot": slot,
