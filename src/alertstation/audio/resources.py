@@ -15,7 +15,7 @@ from typing import Any
 import falcon
 from sqlalchemy import func, select
 
-from alertstation.audio import alerts, archive, received
+from alertstation.audio import alerts, archive, cards, received
 from alertstation.audio.preflight import PreflightGate, PreflightResult
 from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.settings import (
@@ -103,8 +103,8 @@ class SourceCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         with self._station.engine.connect() as conn:
-            rows = list_sources(conn, self._kind)
-        resp.media = {"items": [source_as_dict(row) for row in rows]}
+            items = cards.source_views(conn, list_sources(conn, self._kind))
+        resp.media = {"items": items}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
