@@ -505,11 +505,9 @@ class SourceRunner:
                 set_status(conn, self.source_id, **values)
 
     def _persist(self, level: float | None, peak: float | None, title: str | None) -> None:
-        values: dict[str, Any] = {
-            "last_audio_at": self.station.clock(),
-            "level_dbfs": level,
-            "peak_dbfs": peak,
-        }
+        values: dict[str, Any] = {"last_audio_at": self.station.clock(), "level_dbfs": level}
+        if peak is not None:  # no block finished since the last write: the last peak stands
+            values["peak_dbfs"] = peak
         if title is not None:
             values["icy_title"] = title
         self._write(**values)

@@ -137,8 +137,13 @@
       }
       if (button.classList.contains("audio-play")) {
         const player = card.querySelector(".audio-player");
+        const start = Number(button.dataset.start);
         player.hidden = false;
-        player.src = button.dataset.url + "#t=" + button.dataset.start;
+        // The fragment asks for the start; a server without ranges ignores it, so seek too.
+        player.addEventListener("loadedmetadata", function () {
+          if (player.currentTime < start) player.currentTime = start;
+        }, { once: true });
+        player.src = button.dataset.url + "#t=" + start;
         player.play().catch(function (err) {
           say("audio-status", "The archive cannot be played here: " + err.message, "error");
         });
