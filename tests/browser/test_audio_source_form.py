@@ -53,6 +53,7 @@ FAST = MonitorSettings(
     source_down_after=5.0,
 )
 STATE_WAIT_MS = int(DEADLINE * 1000)
+CAT = "/bin/cat"  # the one program the test station's receivers may run, without arguments
 
 
 @pytest.fixture(params=BACKENDS)
@@ -62,7 +63,7 @@ def live_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live
     engine = make_engine(url)
     try:
         upgrade_to_head(engine)
-        settings = make_settings(tmp_path, url)
+        settings = make_settings(tmp_path, url, receiver_allowlist=(CAT,))
         app = create_app(settings, engine=engine)
         errors: list[BaseException] = []
         with serve_in_thread(app, errors) as base_url:
@@ -216,6 +217,12 @@ def test_an_operator_adds_a_protected_stream_through_the_form_and_it_runs(
     expect(card).to_have_count(0)
     assert _source(live_server, "Weather radio north") is None
 
+    def unassigned() -> bool:
+        with live_server.engine.connect() as conn:
+            return f"audio:{row.id}" not in assignments(conn)
+
+    wait_until(unassigned, "the deleted source's assignment to go")
+
     changes = [(entry["change"], entry["name"]) for entry in _audit_changes(live_server)]
     assert changes == [
         ("created", "Weather radio"),
@@ -247,4 +254,45 @@ def test_save_anyway_adds_a_stream_the_check_refused(
     row = _source(live_server, "Backup feed")
     assert row is not None and row.auth_password == WRONG_PASSWORD
     expect(page.locator(f"#audio-source-{row.id}")).to_be_visible()
+    assert _unexpected(page_log.console_errors()) == []
+
+
+def test_a_radio_receiver_is_added_with_the_stations_refusal_beside_its_command(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    create_user(live_server, "ops", "operator", PASSWORD)
+    sign_in(page, live_server, "ops", PASSWORD)
+    page.goto("/audio")
+    form = page.locator("#audio-source-form")
+    form.get_by_label("Radio receiver").check()
+    expect(form.get_by_label("Stream URL")).to_be_hidden()
+    command, rate = (
+        form.get_by_label("Command, one argument per line"),
+        form.get_by_label("Sample rate it writes (Hz)"),
+    )
+    rate.fill("100")
+    form.get_by_role("button", name="Add source").click()
+    # Every error the browser can see, at once.
+    for field in (form.get_by_label("Name", exact=True), command, rate):
+        expect(field).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_label("Name", exact=True)).to_be_focused()
+    # The station's own refusal lands beside the field it names.
+    form.get_by_label("Name", exact=True).fill("Weather receiver")
+    rate.fill("16000")
+    command.fill(f"{CAT}\n-n")
+    form.get_by_role("button", name="Add source").click()
+    expect(command).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#audio-f-command-error")).to_contain_text("takes only the arguments")
+    expect(command).to_be_focused()
+    expect(rate).not_to_have_attribute("aria-invalid", "true")
+    command.fill(CAT)
+    with page.expect_navigation():
+        form.get_by_role("button", name="Add source").click()
+    row = _source(live_server, "Weather receiver")
+    assert row.kind == "receiver" and json.loads(row.command) == [CAT]
+    assert json.loads(row.device_params) == {"sample_rate": 16000, "channels": 1}
+    card = page.locator(f"#audio-source-{row.id}")
+    expect(card).to_contain_text("Radio receiver")
+    expect(card.locator(".audio-url")).to_have_text(f"Command: {CAT}")
+    assert [entry["change"] for entry in _audit_changes(live_server)] == ["created"]
     assert _unexpected(page_log.console_errors()) == []

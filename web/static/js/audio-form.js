@@ -239,9 +239,12 @@
     });
   }
 
+  // The assigned sources that still exist (a deleted source's assignment is left out, so the
+  // next save does not carry it).
   function readAssigned() {
     return api("GET", "/api/eas/compliance").then(function (answer) {
-      assigned = answer.ok ? answer.body.settings.assigned_sources : null;
+      assigned = answer.ok ? answer.body.sources.filter(function (item) { return item.assigned; })
+        .map(function (item) { return item.source; }) : null;
       return assigned;
     }).catch(function () { return null; });
   }
@@ -396,6 +399,16 @@
     title.focus();
   });
   document.addEventListener("audio:edit", function (event) { busy(edit(event.detail.url)); });
+  // A deleted source stops being an assigned monitoring source.
+  document.addEventListener("audio:deleted", function (event) {
+    api("GET", "/api/eas/compliance").then(function (answer) {
+      const key = "audio:" + event.detail.id;
+      if (!answer.ok || answer.body.settings.assigned_sources.indexOf(key) < 0) return;
+      const next = answer.body.sources.filter(function (item) { return item.assigned; })
+        .map(function (item) { return item.source; });
+      return api("PUT", "/api/eas/compliance/settings", { assigned_sources: next });
+    }).catch(function () { /* the next save leaves it out anyway */ });
+  });
 
   // The cards show which sources are assigned monitoring sources.
   readAssigned().then(function (list) {

@@ -168,6 +168,7 @@
         if (!window.confirm("Delete " + name + "? Its settings are removed; this cannot be undone.")) return;
         request = function () { return send("DELETE", button.dataset.url); };
         done = function () {
+          document.dispatchEvent(new CustomEvent("audio:deleted", { detail: { id: card.dataset.id } }));
           card.remove();
           say("audio-status", "Deleted " + name + ".");
         };
