@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import insert, select
 
@@ -15,6 +16,7 @@ from alertstation.audio.sources import SourceConfig, create_source, set_status
 from alertstation.audio.tables import audio_alerts, received_eas_messages
 from alertstation.db.engine import begin_write
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
+from tests.browser.test_location_page import WIDTHS, axe_violations
 from tests.eas.test_multimon import require_tool
 
 PASSWORD = "operator password for tests"
@@ -218,3 +220,41 @@ def test_a_source_card_meters_marks_clipping_names_the_last_header_and_plays_the
     expect(card.locator(".audio-clip")).to_be_hidden(timeout=60_000)
     assert page_log.console_errors() == []
     assert page_log.csp_violations() == []
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_the_sources_page_and_its_form_fit_a_phone_and_pass_axe(
+    page: Page, page_log: PageLog, live_server: LiveServer, width: str
+) -> None:
+    now = datetime.now(UTC)
+    long_url = "http://127.0.0.1:9/" + "a-very-long-mount-name/" * 8 + "live.mp3"
+    with begin_write(live_server.engine) as conn:
+        source_id = create_source(
+            conn,
+            SourceConfig(
+                name="Neighbour FM with a long name",
+                kind="stream",
+                url=long_url,
+                device_params={"auth_username": "monitor"},
+                auth_password=SECRET,
+            ),
+            now,
+        )
+        set_status(conn, source_id, state="running", level_dbfs=-20.0, peak_dbfs=-6.0)
+    page.set_viewport_size(WIDTHS[width])
+    create_user(live_server, "ops", "operator", PASSWORD)
+    sign_in(page, live_server, "ops", PASSWORD)
+    page.goto("/audio")
+    card = page.locator(f"#audio-source-{source_id}")
+    expect(card.locator(".audio-meter-peak")).to_be_visible()
+    card.get_by_role("button", name="Edit").click()
+    expect(page.locator("#audio-f-password-hint")).to_contain_text("A password is stored")
+    page.locator("#audio-f-name").fill("")
+    page.locator("#audio-f-url").fill("ftp://example.org/")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator("#audio-f-url-error")).to_contain_text("http:// or https://")
+    expect(page.locator("#audio-f-name")).to_be_focused()
+    assert axe_violations(page) == []
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    assert page_log.console_errors() == []
