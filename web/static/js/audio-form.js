@@ -360,7 +360,8 @@
         $("audio-f-url").value = source.url;
         $("audio-f-user").value = source.device_params.auth_username || "";
         if (source.auth_password_set) {
-          passwordHint.textContent = "A password is stored: leave this blank to keep it, or type a new one.";
+          passwordHint.textContent = "A password is stored: leave this blank to keep it, or type a new one. " +
+            "An address on another host forgets it unless you type it again.";
           forget.hidden = false;
         } else {
           passwordHint.textContent = "No password is stored.";
