@@ -265,6 +265,21 @@ def test_the_archive_api_lists_downloads_deletes_and_refuses_traversal(
     got = viewer.request("GET", item["url"])
     assert got.status_code == 200
     assert got.content == segment.read_bytes() and got.headers["content-type"] == "audio/mpeg"
+    assert got.headers["accept-ranges"] == "bytes"
+    # A player seeks with byte ranges: a slice, an open end, a suffix; past the end is 416.
+    whole, size = segment.read_bytes(), segment.stat().st_size
+    for asked, first, last in (
+        ("10-19", 10, 19),
+        ("100-", 100, size - 1),
+        ("-5", size - 5, size - 1),
+    ):
+        part = viewer.request("GET", item["url"], headers={"Range": f"bytes={asked}"})
+        assert part.status_code == 206, (asked, part.text)
+        assert part.headers["content-range"] == f"bytes {first}-{last}/{size}"
+        assert part.content == whole[first : last + 1]
+    beyond = viewer.request("GET", item["url"], headers={"Range": f"bytes={size}-"})
+    assert beyond.status_code == 416
+    assert beyond.headers["content-range"] == f"bytes */{size}"
 
     for name in (
         other.name,  # another source's segment

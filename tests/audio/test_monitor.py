@@ -293,6 +293,8 @@ def test_a_receiver_command_feeds_the_monitor(audio_station: StationHarness) -> 
             "a level from the receiver",
         )
         level = row(audio_station, source_id).level_dbfs
+        peak = row(audio_station, source_id).peak_dbfs
         assert row(audio_station, source_id).state == "running"
-        # A sine of amplitude 8000/32768 is about -15.3 dBFS RMS.
+        # A sine of amplitude 8000/32768 is about -15.3 dBFS RMS and -12.2 dBFS at its peak.
         assert -17.0 < level < -13.5
+        assert peak is not None and -13.5 < peak < -11.0

@@ -398,6 +398,7 @@ class SourceRunner:
         last_audio = time.monotonic()
         self._next_persist = 0.0
         self._level: float | None = None
+        self._peak: float | None = None
         self._last_clip = -1.0
         while not self.halted():
             ready, _, _ = select.select([fd], [], [], 0.5)
@@ -432,6 +433,8 @@ class SourceRunner:
         """Open or end the silence and clipping alerts for what one chunk finished."""
         if len(found):
             self._level = float(found.rms_dbfs[-1])
+            peak = float(found.peak_dbfs.max())
+            self._peak = peak if self._peak is None else max(self._peak, peak)
             if int(found.clipped.max()) >= self.settings.clipping_samples:
                 if self._last_clip < 0:
                     self._alert("clipping", open_=True, detail="samples at full scale")
@@ -448,7 +451,8 @@ class SourceRunner:
             return
         self._next_persist = now + self.settings.persist_every
         if persist:
-            self._persist(self._level, title)
+            self._persist(self._level, self._peak, title)
+            self._peak = None  # the next write holds the peak of the next interval
         if self._restart_requested():
             raise Restart
 
@@ -500,8 +504,10 @@ class SourceRunner:
             if values:
                 set_status(conn, self.source_id, **values)
 
-    def _persist(self, level: float | None, title: str | None) -> None:
+    def _persist(self, level: float | None, peak: float | None, title: str | None) -> None:
         values: dict[str, Any] = {"last_audio_at": self.station.clock(), "level_dbfs": level}
+        if peak is not None:  # no block finished since the last write: the last peak stands
+            values["peak_dbfs"] = peak
         if title is not None:
             values["icy_title"] = title
         self._write(**values)

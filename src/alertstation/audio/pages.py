@@ -9,18 +9,22 @@ from __future__ import annotations
 import falcon
 from sqlalchemy import select
 
-from alertstation.audio import alerts, archive, received
+from alertstation.audio import alerts, archive, cards, received
 from alertstation.audio.settings import get_audio_settings
-from alertstation.audio.sources import list_sources, source_as_dict
+from alertstation.audio.sources import list_sources
 from alertstation.audio.tables import audio_sources, received_eas_messages
 from alertstation.context import Station
 
 PAGE_ROWS = 100
 ARCHIVE_ROWS = 20
+METER_MARKS = (-60, -40, -30, -20, -10, -6, -3, 0)  # the dBFS scale under each level meter
 
 
 class SourcesPage:
-    """GET /audio: a card per source with its state, level, ICY title, error, restart, archive."""
+    """GET /audio: a card per source (state, meter, ICY title, last header, actions, archive).
+
+    Below the cards, the form that adds and edits sources; it posts to the JSON API.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -28,7 +32,7 @@ class SourcesPage:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
         with station.engine.connect() as conn:
-            sources = [source_as_dict(row) for row in list_sources(conn)]
+            sources = cards.source_views(conn, list_sources(conn))
             settings = get_audio_settings(conn)
         data_dir = station.settings.data_dir
         archives = {
@@ -43,6 +47,7 @@ class SourcesPage:
             resp,
             "audio.html",
             sources=sources,
+            meter_marks=METER_MARKS,
             archives=archives,
             archive_enabled=settings.archive_enabled,
             archive_profile=settings.archive_stream_profile.as_dict(),

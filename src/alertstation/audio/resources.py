@@ -15,7 +15,7 @@ from typing import Any
 import falcon
 from sqlalchemy import func, select
 
-from alertstation.audio import alerts, archive, received
+from alertstation.audio import alerts, archive, cards, received
 from alertstation.audio.preflight import PreflightGate, PreflightResult
 from alertstation.audio.same_monitor import received_audio
 from alertstation.audio.settings import (
@@ -103,8 +103,8 @@ class SourceCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         with self._station.engine.connect() as conn:
-            rows = list_sources(conn, self._kind)
-        resp.media = {"items": [source_as_dict(row) for row in rows]}
+            items = cards.source_views(conn, list_sources(conn, self._kind))
+        resp.media = {"items": items}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         station = self._station
@@ -479,8 +479,43 @@ class ArchiveCollection:
         }
 
 
+def _byte_range(wanted: tuple[int, int], size: int, stream: Any) -> tuple[int, int]:
+    """Return the inclusive byte range a Range header asks of ``size`` bytes (416 if none)."""
+    first, last = wanted
+    if first < 0:  # the last -first bytes
+        first, last = max(0, size + first), size - 1
+    elif last < 0 or last >= size:
+        last = size - 1
+    if first >= size or first > last:
+        stream.close()
+        raise falcon.HTTPRangeNotSatisfiable(size)
+    return first, last
+
+
+class _Slice:
+    """Read at most ``length`` bytes of an open file (a ranged answer); close closes the file."""
+
+    def __init__(self, stream: Any, length: int) -> None:
+        self._stream = stream
+        self._left = length
+
+    def read(self, size: int = -1) -> bytes:
+        if self._left <= 0:
+            return b""
+        size = self._left if size is None or size < 0 else min(size, self._left)
+        data = self._stream.read(size)
+        self._left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 class ArchiveSegment:
-    """GET (download) and DELETE of one segment; the name must be one the listing shows."""
+    """GET (download) and DELETE of one segment; the name must be one the listing shows.
+
+    GET answers a single byte range (``Range: bytes=...``) with 206, so a player can seek.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
@@ -495,13 +530,23 @@ class ArchiveSegment:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, source_id: int, name: str) -> None:
         _, segment, path = self._find(source_id, name)
+        wanted = req.range  # a bad Range header is answered 400 here, before the file opens
         try:
             stream = open(path, "rb")  # noqa: SIM115 - falcon closes the stream
         except OSError:
             raise NotFound(f"Archive segment {name!r} is gone.") from None
+        size = os.fstat(stream.fileno()).st_size
         resp.content_type = segment.content_type
         resp.downloadable_as = segment.name
-        resp.set_stream(stream, os.fstat(stream.fileno()).st_size)
+        resp.accept_ranges = "bytes"
+        if wanted is None:
+            resp.set_stream(stream, size)
+            return
+        first, last = _byte_range(wanted, size, stream)
+        stream.seek(first)
+        resp.status = falcon.HTTP_206
+        resp.content_range = (first, last, size)
+        resp.set_stream(_Slice(stream, last - first + 1), last - first + 1)
 
     def on_delete(
         self, req: falcon.Request, resp: falcon.Response, source_id: int, name: str

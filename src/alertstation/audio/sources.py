@@ -486,6 +486,7 @@ def source_as_dict(row: Row[Any]) -> dict[str, Any]:
         "state": row.state,
         "error_message": row.error_message,
         "level_dbfs": row.level_dbfs,
+        "peak_dbfs": row.peak_dbfs,
         "icy_title": row.icy_title,
         "last_audio_at": _iso(row.last_audio_at),
         "state_changed_at": _iso(row.state_changed_at),

@@ -4,10 +4,11 @@
 ``url``, or ``receiver`` with an argv ``command``), its ``device_params`` (JSON, never the
 secrets), the stored credentials in their own columns (``auth_password``, ``auth_header``; no
 response ever carries them), and the live status the monitor writes (``state``,
-``error_message``, ``level_dbfs``, ``icy_title``, ``last_audio_at``), so every web process
-shows the same picture (``archive_error`` and ``archive_failures`` are the rolling archive's).
-``restart_generation`` (bumped by one) is how a web process asks the
-monitor to restart a source.
+``error_message``, ``level_dbfs``, ``peak_dbfs`` (the highest block peak since the last write),
+``icy_title``, ``last_audio_at``), so every web process shows the same picture
+(``archive_error`` and ``archive_failures`` are the rolling archive's).
+``restart_generation`` (bumped by one) is how a web process asks the monitor to restart a
+source.
 """
 
 from sqlalchemy import (
@@ -53,6 +54,7 @@ audio_sources = Table(
     Column("state", String(16), nullable=False, server_default="stopped"),
     Column("error_message", String(ERROR_WIDTH), nullable=True),
     Column("level_dbfs", Float, nullable=True),
+    Column("peak_dbfs", Float, nullable=True),
     Column("icy_title", String(TITLE_WIDTH), nullable=True),
     Column("last_audio_at", UTCDateTime, nullable=True),
     Column("state_changed_at", UTCDateTime, nullable=True),
