@@ -139,6 +139,11 @@ def test_page_keeps_the_filters_and_sort_in_its_form_and_colours_severity(
     # The live refresh asks the API for the same list.
     data_query = unescape(re.search(r'data-query="([^"]*)"', text).group(1))  # type: ignore[union-attr]
     assert data_query == "status=all&severity=Severe&area=in&sort=oldest&limit=200"
+    # The column headings sort the same list: the filters stay, the sorted column says so.
+    kept = "/alerts?status=all&amp;severity=Severe&amp;area=in&amp;sort="
+    sent = f'<th scope="col" aria-sort="ascending"><a class="sort-link" href="{kept}newest">Sent'
+    assert sent in text
+    assert f'href="{kept}severity">Severity' in text
     # The event filter offers the stored event names.
     assert '<option value="Flood Advisory">' in text
 

@@ -126,13 +126,18 @@ class ActiveAlertsPage:
         with self._station.engine.connect() as conn:
             events = event_names(conn)
         filtered = wanted.query_args(limit="", offset="")
+
+        def sort_href(sort: str) -> str:
+            """Return the address of this list in another order (the filters kept)."""
+            return "/alerts?" + urlencode(wanted.query_args(sort=sort, limit="", offset=""))
+
         self._station.templates.page(
             req, resp, "alerts.html", total=total, items=items, when=when,
             page_limit=wanted.limit, wanted=wanted, events=events,
             statuses=STATUSES, state_labels=STATE_LABELS,
             severities=SEVERITIES, areas=("", *AREAS), area_labels=AREA_LABELS,
             sorts=SORTS, sort_labels=SORT_LABELS, severity_class=severity_class,
-            filtered=filtered != {"status": "active"},
+            filtered=filtered != {"status": "active"}, sort_href=sort_href,
             api_query=urlencode(wanted.query_args(offset="")),
         )  # fmt: skip
 
