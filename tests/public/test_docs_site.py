@@ -113,10 +113,14 @@ def test_moved_guide_names_redirect_to_their_task(client: falcon.testing.TestCli
         assert result.headers["location"].endswith(f"/docs/{new}"), old
 
 
-def test_every_docs_link_of_a_page_leads_to_a_guide(client: falcon.testing.TestClient) -> None:
+def test_every_docs_link_of_a_page_or_module_leads_to_a_guide(
+    client: falcon.testing.TestClient,
+) -> None:
     links = set()
     for template in TEMPLATES.glob("*.html"):
         links |= set(re.findall(r'href="/docs/([a-z0-9-]+)', template.read_text()))
+    for module in (ROOT / "src" / "alertstation").rglob("*.py"):  # links a page is handed
+        links |= set(re.findall(r'"/docs/([a-z0-9-]+)', module.read_text()))
     assert links, "no page links to a guide"
     for name in sorted(links):
         result = client.simulate_get(f"/docs/{name}")
