@@ -106,7 +106,7 @@ def test_alert_list_filters_live_in_the_address_and_survive_a_reload(
     assert "sort=event" in page.url
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Flood Advisory")
-    expect(page.locator("#alerts-status")).to_have_text("1 active alert match these filters")
+    expect(page.locator("#alerts-status")).to_have_text("1 active alert matches these filters")
     # A reload keeps the filters; the live refresh asks the API for the same filtered list.
     with page.expect_response(lambda r: "/api/alerts?" in r.url and "severity=Minor" in r.url):
         page.reload()

@@ -59,7 +59,7 @@
     if (status) {
       const filtered = status.dataset.filtered === "yes";
       status.textContent = data.total + " " + noun + (data.total === 1 ? "" : "s") +
-        (filtered ? " match these filters" : "");
+        (filtered ? (data.total === 1 ? " matches" : " match") + " these filters" : "");
     }
   }
 
