@@ -1,8 +1,8 @@
 """Build the alertstation package and its Cython kernels.
 
-Every ``src/_native/*.pyx`` becomes ``alertstation._native.<name>``. Templates, static files and
-Alembic migrations live beside ``src/`` in the repository and ship inside the package, and so
-do the guides: ``docs/*.md`` becomes ``alertstation/guides/`` (the station serves them at /docs).
+Every ``src/_native/*.pyx`` becomes ``alertstation._native.<name>``. Templates, static files, the
+operator guides (``web/guides/``, served at /docs) and Alembic migrations live beside ``src/`` in
+the repository and ship inside the package. The developer documentation in ``docs/`` does not.
 """
 
 from pathlib import Path
@@ -81,7 +81,6 @@ setup(
         "alertstation._native": "src/_native",
         "alertstation.migrations": "migrations",
         "alertstation.migrations.versions": "migrations/versions",
-        "alertstation.guides": "docs",
         **WEB,
     },
     packages=[
@@ -89,13 +88,11 @@ setup(
         "alertstation._native",
         "alertstation.migrations",
         "alertstation.migrations.versions",
-        "alertstation.guides",
         *WEB,
     ],
     package_data={
         "alertstation._native": ["*.pyi", "*.pxd", "py.typed"],
         "alertstation.migrations": ["script.py.mako"],
-        "alertstation.guides": ["*.md"],
         "alertstation.zones": ["*.csv.gz"],
         **{name: files_in(folder) for name, folder in WEB.items()},
     },

@@ -1,4 +1,5 @@
-"""Alert pages in a real browser: a cancelled alert's badge, and the live active list."""
+"""Alert pages in a real browser: a cancelled alert's badge, the live active list, and the
+list's filters kept in the address."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy import select
 
 from alertstation.alerts.ingest import import_messages
 from alertstation.alerts.tables import cap_alerts
+from tests.alerts.test_alert_list import ADVISORY
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 
 PASSWORD = "viewer password for alerts"
@@ -75,5 +77,47 @@ def test_active_page_shows_a_new_alert_without_a_reload(
     # The list changed in place: the document was never reloaded.
     assert len(page_log.responses_under("/alerts")) == 1
     assert page_log.responses_under("/api/broadcast/state")
+    assert page_log.console_errors() == []
+    assert page_log.csp_violations() == []
+
+
+def test_alert_list_filters_live_in_the_address_and_survive_a_reload(
+    page: Page, page_log: PageLog, live_server: LiveServer
+) -> None:
+    create_user(live_server, "watcher", "viewer", PASSWORD)
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    _import(live_server, "cap12_svr_new.xml", tomorrow)
+    data = (FIXTURES / "cap12_svr_new.xml").read_bytes().replace(b".001.1", b".002.1")
+    data = data.replace(b"2025-05-14", tomorrow.encode())
+    data = data.replace(b"250514T", (tomorrow[2:4] + tomorrow[5:7] + tomorrow[8:10] + "T").encode())
+    for old, new in ADVISORY:
+        data = data.replace(old, new)
+    assert [r.outcome for r in import_messages(live_server.engine, data, "a.xml")] == ["stored"]
+    sign_in(page, live_server, "watcher", PASSWORD)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/alerts")
+    rows = page.locator("#alerts-table tbody tr")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#alerts-table span.severity-severe")).to_have_text("Severe")
+    page.get_by_label("Severity", exact=True).select_option("Minor")
+    page.get_by_label("Sort", exact=True).select_option("event")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_url("**/alerts?*severity=Minor*")
+    assert "sort=event" in page.url
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Flood Advisory")
+    expect(page.locator("#alerts-status")).to_have_text("1 active alert matches these filters")
+    # A reload keeps the filters; the live refresh asks the API for the same filtered list.
+    with page.expect_response(lambda r: "/api/alerts?" in r.url and "severity=Minor" in r.url):
+        page.reload()
+    expect(page.get_by_label("Severity", exact=True)).to_have_value("Minor")
+    expect(page.get_by_label("Sort", exact=True)).to_have_value("event")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Flood Advisory")
+    wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+    assert wide is False, "the alert list scrolls sideways on a phone"
+    page.get_by_role("link", name="Clear filters").click()
+    page.wait_for_url("**/alerts")
+    expect(rows).to_have_count(2)
     assert page_log.console_errors() == []
     assert page_log.csp_violations() == []

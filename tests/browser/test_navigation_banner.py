@@ -26,8 +26,8 @@ PAGES = (
     "/admin/sessions",
     "/logs",
     "/docs",
-    "/docs/eas-manual",
-    "/docs/search?q=purge",
+    "/docs/stop-a-message",
+    "/docs/search?q=stop",
     "/support",
     "/repo-stats",
 )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
+from pathlib import Path
 
 from sqlalchemy import select, text
 
@@ -15,6 +17,7 @@ from tests.support import StationHarness as Station
 
 JSON = {"Accept": "application/json"}
 HTML = {"Accept": "text/html"}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_backup_page_warns_and_downloads_an_archive(station: Station) -> None:
@@ -122,9 +125,35 @@ def test_upgrade_page_shows_version_schema_history_and_steps(station: Station) -
     assert revisions[0] == info["head"] and "20261124_operations_settings" in revisions
     assert all(m["applied"] for m in info["migrations"])
     assert any("alertstation migrate" in step for step in info["steps"])
-    assert info["changelog_found"] is True and info["changelog"].startswith("## ")
+    assert info["release_notes_found"] is True and info["release_notes"].startswith("## ")
+    assert "changelog" not in info
     page = boss.request("GET", "/admin/operations/upgrade", headers=HTML)
     assert page.status_code == 200 and info["head"] in page.text
+
+
+def test_upgrade_page_shows_the_operator_release_notes_not_the_changelog(
+    station: Station,
+) -> None:
+    station.add_user("boss", "admin")
+    boss = station.sign_in("boss")
+    page = boss.request("GET", "/admin/operations/upgrade", headers=HTML)
+    assert page.status_code == 200
+    text = page.text
+    notes = text[
+        text.index('id="release-notes"') : text.index(
+            "</section>", text.index('id="release-notes"')
+        )
+    ]
+    # The release notes of this version, rendered, under the page's own heading.
+    assert "<h3>Unreleased</h3>" in notes and "<h4>To do when upgrading</h4>" in notes
+    assert "<code>alertstation migrate</code>" in notes
+    assert 'href="/docs/release-notes"' in text and 'href="/docs/upgrade"' in text
+    # Nothing of the developer changelog: its sections, module names, source paths.
+    assert "### Tests" not in text and "<h4>Tests</h4>" not in notes
+    assert re.search(r"\balertstation\.[a-z_]+\.|\bsrc/|\.py\b|\.pyx\b|CHANGELOG", notes) is None
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    first_entry = changelog.split("\n- ", 1)[1].split("\n", 1)[0]
+    assert first_entry[:40] not in text
 
 
 def test_changelog_section_is_this_version_and_unreleased() -> None:

@@ -1,7 +1,9 @@
-"""The documentation site: every guide served from docs/*.md, links between guides, search."""
+"""The documentation site: the operator guides of web/guides served as HTML, in task order, free
+of module names and repository paths; moved guide names; search; the developer docs not served."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import falcon.testing
@@ -11,60 +13,126 @@ from markupsafe import escape
 from alertstation.errors import Invalid, NotFound
 from alertstation.operations.public.guides import (
     MAX_QUERY_CHARS,
+    MOVED,
+    TASKS,
     THEORY,
     GuideLibrary,
     guides_dir,
     parse_guide,
 )
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDE_FILES = sorted(p.stem for p in DOCS.glob("*.md"))
+ROOT = Path(__file__).resolve().parents[2]
+GUIDES = ROOT / "web" / "guides"
+GUIDE_FILES = sorted(p.stem for p in GUIDES.glob("*.md"))
+TEMPLATES = ROOT / "web" / "templates"
+
+# What an operator guide never names: a Python module, a source or repository path, a file of
+# the source tree. (A link to /docs/<name> is preceded by "/" and is fine.)
+DEVELOPER_WORDS = re.compile(
+    r"\balertstation\.(?!tar\.gz)[a-z_]"
+    r"|(?<![/\w])(?:src|docs|web|tests|migrations|scripts|deploy|benchmarks|templates)/"
+    r"|\b\w+\.(?:py|pyx|md|html|js|css)\b"
+    r"|\bCHANGELOG\b|\bpytest\b"
+)
+_ARTICLE = re.compile(r'<article class="guide"[^>]*>(.*)</article>', re.DOTALL)
 
 
-def test_the_source_tree_serves_its_own_docs_folder() -> None:
-    assert guides_dir() == DOCS
+def test_the_station_serves_the_operator_guides_folder() -> None:
+    assert guides_dir() == GUIDES
     assert GuideLibrary().names() == GUIDE_FILES
-    assert {"eas-manual", "matching", *THEORY} <= set(GUIDE_FILES)
+    assert {*TASKS, *THEORY} == set(GUIDE_FILES)
 
 
-def test_every_guide_is_served_with_its_title_and_text(client: falcon.testing.TestClient) -> None:
+def test_every_guide_is_rendered_with_its_title_and_names_no_module_or_path(
+    client: falcon.testing.TestClient,
+) -> None:
     index = client.simulate_get("/docs")
     assert index.status_code == 200
     for name in GUIDE_FILES:
         assert f'href="/docs/{name}"' in index.text, name
+        source = (GUIDES / f"{name}.md").read_text()
+        # Links between guides name their files (they become /docs/<name>); nothing else may.
+        assert DEVELOPER_WORDS.findall(re.sub(r"\]\([a-z0-9-]+\.md\)", "]()", source)) == [], name
         result = client.simulate_get(f"/docs/{name}")
         assert result.status_code == 200, name
-        title = (DOCS / f"{name}.md").read_text().splitlines()[0].removeprefix("# ")
+        title = source.splitlines()[0].removeprefix("# ")
         assert f"<title>{escape(title)} · Alert Station</title>" in result.text, name
-        assert "<h1>" in result.text and 'class="guide"' in result.text, name
+        article = _ARTICLE.search(result.text)
+        assert article, name
+        body = article.group(1)
+        assert "<h1>" in body and "\n# " not in body, name  # Markdown became HTML
+        assert DEVELOPER_WORDS.findall(body) == [], name
+        for link in re.findall(r'href="(/docs/[^"#]*)', body):
+            assert client.simulate_get(link).status_code == 200, (name, link)
+    assert DEVELOPER_WORDS.findall(_main(index.text)) == []
 
 
-def test_manual_eas_guide_renders_tables_code_and_guide_links(
-    client: falcon.testing.TestClient,
-) -> None:
-    html = client.simulate_get("/docs/alerts-poller").text
-    assert '<a href="/docs/matching">docs/matching.md</a>' in html
-    assert "<code>alertstation poll --once</code>" in html
-    table = client.simulate_get("/docs/matching").text
-    assert "<table>" in table and "<th>name</th>" in table
-    assert "# Alert geocode matching" not in table  # Markdown became HTML
+def _main(page: str) -> str:
+    return page[page.index("<main") : page.index("</main>")]
 
 
-def test_theory_pages_are_listed_first_and_link_to_each_other(
+def test_index_lists_the_quick_start_and_the_tasks_in_order_then_theory(
     client: falcon.testing.TestClient,
 ) -> None:
     index = client.simulate_get("/docs").text
+    places = [index.index(f'<li><a href="/docs/{name}">') for name in TASKS]
+    assert places == sorted(places)
     theory = index.index('id="theory-heading"')
-    guides = index.index('id="guides-heading"')
+    assert places[-1] < theory
     for name in THEORY:
-        assert theory < index.index(f'href="/docs/{name}"') < guides
+        assert theory < index.index(f'href="/docs/{name}"')
+    for title in ("Quick start", "Set the broadcast area", "Add a receiver or stream",
+                  "Send a weekly test", "Approve a forward", "Stop a message",
+                  "Read and export the station log", "Back up and restore", "Upgrade"):  # fmt: skip
+        assert f">{title}</a>" in index, title
+
+
+def test_guides_render_tables_code_and_links_between_guides(
+    client: falcon.testing.TestClient,
+) -> None:
+    quick = client.simulate_get("/docs/quick-start").text
+    assert "<table>" in quick and "<th>role</th>" in quick
+    assert '<a href="/docs/set-the-broadcast-area">Set the broadcast area</a>' in quick
+    assert "<code>alertstation poll sources add\n</code>" in quick
     same = client.simulate_get("/docs/theory-same").text
-    assert '<a href="/docs/theory-matching">docs/theory-matching.md</a>' in same
+    assert '<a href="/docs/theory-matching">How matching works</a>' in same
     assert "two of its three bursts" in same
 
 
+def test_developer_docs_are_not_served(client: falcon.testing.TestClient) -> None:
+    for name in ("architecture", "decisions", "public-pages", "benchmarks"):
+        result = client.simulate_get(f"/docs/{name}", headers={"Accept": "application/json"})
+        assert result.status_code == 404, name
+
+
+def test_moved_guide_names_redirect_to_their_task(client: falcon.testing.TestClient) -> None:
+    for old, new in MOVED.items():
+        assert new in GUIDE_FILES, old
+        result = client.simulate_get(f"/docs/{old}")
+        assert result.status_code == 301, old
+        assert result.headers["location"].endswith(f"/docs/{new}"), old
+
+
+def test_every_docs_link_of_a_page_or_module_leads_to_a_guide(
+    client: falcon.testing.TestClient,
+) -> None:
+    links = set()
+    for template in TEMPLATES.glob("*.html"):
+        links |= set(re.findall(r'href="/docs/([a-z0-9-]+)', template.read_text()))
+    for module in (ROOT / "src" / "alertstation").rglob("*.py"):  # links a page is handed
+        links |= set(re.findall(r'"/docs/([a-z0-9-]+)', module.read_text()))
+    assert links, "no page links to a guide"
+    for name in sorted(links):
+        result = client.simulate_get(f"/docs/{name}")
+        if result.status_code == 301:  # a page not yet pointed at its new guide
+            assert result.headers["location"].endswith(f"/docs/{MOVED[name]}"), name
+            result = client.simulate_get(f"/docs/{MOVED[name]}")
+        assert result.status_code == 200, name
+
+
 @pytest.mark.parametrize(
-    "path", ["/docs/no-such-guide", "/docs/EAS-MANUAL", "/docs/eas-manual.md", "/docs/..%2Fsetup"]
+    "path",
+    ["/docs/no-such-guide", "/docs/STOP-A-MESSAGE", "/docs/stop-a-message.md", "/docs/..%2Fsetup"],
 )
 def test_unknown_guides_are_404(client: falcon.testing.TestClient, path: str) -> None:
     result = client.simulate_get(path, headers={"Accept": "application/json"})
@@ -72,24 +140,23 @@ def test_unknown_guides_are_404(client: falcon.testing.TestClient, path: str) ->
     assert result.json["error"]["code"] == "not_found"
 
 
-def test_search_for_purge_finds_the_manual_eas_guide(client: falcon.testing.TestClient) -> None:
-    page = client.simulate_get("/docs/search", params={"q": "purge"})
+def test_search_for_eom_finds_the_stop_guide(client: falcon.testing.TestClient) -> None:
+    page = client.simulate_get("/docs/search", params={"q": "EOM"})
     assert page.status_code == 200
-    assert 'href="/docs/eas-manual"' in page.text
-    assert 'value="purge"' in page.text
+    assert 'href="/docs/stop-a-message"' in page.text
+    assert 'value="EOM"' in page.text
     found = client.simulate_get(
-        "/docs/search", params={"q": "Purge"}, headers={"Accept": "application/json"}
+        "/docs/search", params={"q": "eom"}, headers={"Accept": "application/json"}
     )
     names = [hit["name"] for hit in found.json["results"]]
-    assert "eas-manual" in names
-    assert "accounts" not in names
-    hit = found.json["results"][names.index("eas-manual")]
-    assert hit["url"] == "/docs/eas-manual" and "purge" in hit["snippet"].lower()
+    assert "stop-a-message" in names and "back-up-and-restore" not in names
+    hit = found.json["results"][names.index("stop-a-message")]
+    assert hit["url"] == "/docs/stop-a-message" and "eom" in hit["snippet"].lower()
 
 
 def test_search_needs_every_word_and_escapes_the_query(client: falcon.testing.TestClient) -> None:
     both = client.simulate_get(
-        "/docs/search", params={"q": "purge fail2ban"}, headers={"Accept": "application/json"}
+        "/docs/search", params={"q": "eom fail2ban"}, headers={"Accept": "application/json"}
     )
     assert both.json["results"] == []
     empty = client.simulate_get("/docs/search", params={"q": "<script>zqxjv</script>"})
@@ -108,10 +175,8 @@ def test_search_refuses_an_overlong_query(client: falcon.testing.TestClient) -> 
     assert "longer than" in result.json["error"]["message"]
 
 
-def test_docs_need_no_sign_in_and_are_public_in_the_registry(
-    client: falcon.testing.TestClient,
-) -> None:
-    for path in ("/docs", "/docs/eas-manual", "/docs/search?q=purge"):
+def test_docs_need_no_sign_in(client: falcon.testing.TestClient) -> None:
+    for path in ("/docs", "/docs/stop-a-message", "/docs/search?q=stop"):
         assert client.simulate_get(path).status_code == 200, path
 
 

@@ -1,4 +1,5 @@
-"""The guides and the changelog ship inside the package: an installed station needs no source."""
+"""The operator guides and the changelog ship inside the package, the developer docs do not: an
+installed station needs no source."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ def test_built_package_carries_every_guide_and_reads_them_from_itself(tmp_path: 
         capture_output=True,
         timeout=300,
     )
-    guides = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
-    assert sorted(p.name for p in (build / "alertstation" / "guides").glob("*.md")) == guides
+    guides = sorted(p.name for p in (ROOT / "web" / "guides").glob("*.md"))
+    shipped = build / "alertstation" / "web" / "guides"
+    assert sorted(p.name for p in shipped.glob("*.md")) == guides
+    assert not (build / "alertstation" / "guides").exists()  # docs/ stays in the repository
+    assert not list(build.rglob("architecture.md"))
 
     probe = (
         "from alertstation.operations.public.guides import GuideLibrary\n"
         "library = GuideLibrary()\n"
         "print(library.folder)\n"
         "print(' '.join(library.names()))\n"
-        "print([hit.guide.name for hit in library.search('purge')][:20])\n"
+        "print([hit.guide.name for hit in library.search('EOM')][:20])\n"
         "from alertstation.operations.public.repo_stats import changelog_path\n"
         "print(changelog_path())\n"
     )
@@ -43,7 +47,7 @@ def test_built_package_carries_every_guide_and_reads_them_from_itself(tmp_path: 
         timeout=120,
     )
     folder, names, found, changelog = result.stdout.splitlines()
-    assert folder == str(build / "alertstation" / "guides")
+    assert folder == str(shipped)
     assert names.split() == sorted(name.removesuffix(".md") for name in guides)
-    assert "'eas-manual'" in found
+    assert "'stop-a-message'" in found
     assert changelog == str(build / "alertstation" / "CHANGELOG.md")

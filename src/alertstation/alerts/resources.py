@@ -14,7 +14,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import falcon
-from sqlalchemy import Connection, Row, delete, exists, func, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Row,
+    case,
+    delete,
+    exists,
+    false,
+    func,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from alertstation.alerts import lifecycle
 from alertstation.alerts.broadcast import BroadcastState
@@ -46,13 +58,20 @@ MAX_LIMIT = 500
 ENDED_STATES = (lifecycle.EXPIRED, lifecycle.CANCELLED, lifecycle.SUPERSEDED)
 DEFAULT_KEEP_DAYS = 30
 _A = cap_alerts.c
+# CAP severities, most severe first; the list's severity filter and sort use them.
+SEVERITIES = ("Extreme", "Severe", "Moderate", "Minor", "Unknown")
+# The area filter: in the broadcast area, outside it, or either (empty).
+AREAS = ("in", "out")
+# How a listing can be ordered, by name; the first is the default.
+SORTS = ("newest", "oldest", "expires", "severity", "event")
 
 log = logging.getLogger("alertstation.alerts")
 
 
 @dataclass(frozen=True)
 class AlertFilter:
-    """Hold the filters of an alert listing: status, event, code, since, and the page."""
+    """Hold the filters of an alert listing: status, severity, area, event, code, since, sort
+    and the page."""
 
     status: str = "active"
     event: str = ""
@@ -60,14 +79,21 @@ class AlertFilter:
     since: datetime | None = None
     limit: int = DEFAULT_LIMIT
     offset: int = 0
+    severity: str = ""
+    area: str = ""
+    sort: str = SORTS[0]
 
     def query_args(self, **override: Any) -> dict[str, str]:
-        """Return the filters as query-string arguments (empty ones left out)."""
+        """Return the filters as query-string arguments (empty ones and the default sort left
+        out)."""
         values = {
             "status": self.status,
+            "severity": self.severity,
+            "area": self.area,
             "event": self.event,
             "code": self.code,
             "since": self.since.isoformat() if self.since else "",
+            "sort": "" if self.sort == SORTS[0] else self.sort,
             "limit": str(self.limit),
             "offset": str(self.offset),
         }
@@ -99,6 +125,15 @@ def read_filter(req: falcon.Request, default_status: str = "active") -> AlertFil
     event = (req.get_param("event") or "").strip()
     if len(event) > 200:
         raise Invalid("event must be at most 200 characters", field="event")
+    severity = (req.get_param("severity") or "").strip().capitalize()
+    if severity and severity not in SEVERITIES:
+        raise Invalid(f"severity must be one of {', '.join(SEVERITIES)}", field="severity")
+    area = (req.get_param("area") or "").strip().lower()
+    if area and area not in AREAS:
+        raise Invalid("area must be in (the broadcast area) or out (outside it)", field="area")
+    sort = (req.get_param("sort") or SORTS[0]).strip().lower()
+    if sort not in SORTS:
+        raise Invalid(f"sort must be one of {', '.join(SORTS)}", field="sort")
     return AlertFilter(
         status=status,
         event=event,
@@ -106,11 +141,32 @@ def read_filter(req: falcon.Request, default_status: str = "active") -> AlertFil
         since=parse_time(since_text, "since") if since_text.strip() else None,
         limit=req.get_param_as_int("limit", min_value=1, max_value=MAX_LIMIT) or DEFAULT_LIMIT,
         offset=req.get_param_as_int("offset", min_value=0) or 0,
+        severity=severity,
+        area=area,
+        sort=sort,
     )
 
 
+def _order(sort: str) -> list[Any]:
+    """Return the ORDER BY of a listing sort; every order ends on the id, so pages are stable."""
+    newest = [_A.sent.desc(), _A.id.desc()]
+    if sort == "oldest":
+        return [_A.sent.asc(), _A.id.asc()]
+    if sort == "expires":  # soonest first, alerts without an expiry last
+        return [case((_A.expires.is_(None), 1), else_=0), _A.expires.asc(), *newest]
+    if sort == "severity":  # Extreme first, no or unknown severity last
+        rank = case(
+            *[(_A.severity == name, index) for index, name in enumerate(SEVERITIES)],
+            else_=len(SEVERITIES),
+        )
+        return [rank, *newest]
+    if sort == "event":  # by event name, A to Z, then newest first
+        return [func.lower(func.coalesce(_A.event, _A.event_code, "")), *newest]
+    return newest
+
+
 def search_alerts(conn: Connection, wanted: AlertFilter, now: datetime) -> tuple[int, list[Row]]:
-    """Return (total matching, one page of rows newest first) for a filter at ``now``."""
+    """Return (total matching, one page of rows in the filter's order) for a filter at ``now``."""
     conditions: list[Any] = []
     if wanted.status == "active":
         conditions += [_A.state == lifecycle.ACTIVE, or_(_A.expires.is_(None), _A.expires > now)]
@@ -130,15 +186,30 @@ def search_alerts(conn: Connection, wanted: AlertFilter, now: datetime) -> tuple
         )
     if wanted.since is not None:
         conditions.append(_A.sent >= wanted.since)
+    if wanted.severity == "Unknown":
+        conditions.append(or_(_A.severity.is_(None), _A.severity.notin_(SEVERITIES[:-1])))
+    elif wanted.severity:
+        conditions.append(_A.severity == wanted.severity)
+    if wanted.area:
+        conditions.append(_A.in_area.is_(true() if wanted.area == "in" else false()))
     total = conn.execute(select(func.count()).select_from(cap_alerts).where(*conditions))
     rows = conn.execute(
         select(cap_alerts)
         .where(*conditions)
-        .order_by(_A.sent.desc(), _A.id.desc())
+        .order_by(*_order(wanted.sort))
         .limit(wanted.limit)
         .offset(wanted.offset)
     ).all()
     return int(total.scalar_one()), list(rows)
+
+
+def event_names(conn: Connection, limit: int = 200) -> list[str]:
+    """Return the distinct event names of stored alerts, A to Z (for the list's event filter)."""
+    name = func.coalesce(_A.event, _A.event_code)
+    rows = conn.execute(
+        select(name).where(name.is_not(None)).group_by(name).order_by(name).limit(limit)
+    )
+    return [str(value) for value in rows.scalars()]
 
 
 def codes_of(conn: Connection, ids: list[int]) -> dict[int, list[str]]:
@@ -199,6 +270,7 @@ def alert_as_dict(
         "event_code": row.event_code,
         "headline": row.headline,
         "area_desc": row.area_desc,
+        "severity": row.severity,
         "state": row.state,
         "expires": _iso(row.expires),
         "cancelled_at": _iso(row.cancelled_at),

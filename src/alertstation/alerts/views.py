@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -14,8 +15,12 @@ from alertstation.alerts.boundary.detail import alert_detail
 from alertstation.alerts.codes import alert_codes_of
 from alertstation.alerts.lifecycle import CodeState
 from alertstation.alerts.resources import (
+    AREAS,
+    SEVERITIES,
+    SORTS,
     STATUSES,
     AlertFilter,
+    event_names,
     get_alert,
     match_of,
     read_filter,
@@ -79,18 +84,61 @@ def _noun(event: str) -> str:
     return last if last in {"warning", "watch", "advisory", "statement", "emergency"} else "alert"
 
 
+# The words the alert list's filters show for each value (the values travel in the URL).
+STATE_LABELS = {
+    "active": "Active",
+    "expired": "Expired",
+    "cancelled": "Cancelled",
+    "superseded": "Superseded",
+    "all": "Any state",
+}
+AREA_LABELS = {"": "Anywhere", "in": "In the broadcast area", "out": "Outside the broadcast area"}
+SORT_LABELS = {
+    "newest": "Newest first",
+    "oldest": "Oldest first",
+    "expires": "Expiring soonest",
+    "severity": "Most severe first",
+    "event": "Event, A to Z",
+}
+
+
+def severity_class(severity: str | None) -> str:
+    """Return the CSS class suffix of a CAP severity: ``extreme`` ... ``unknown``."""
+    return severity.lower() if severity in SEVERITIES else "unknown"
+
+
 class ActiveAlertsPage:
-    """GET /alerts: the active alerts; alerts.js keeps the list current."""
+    """GET /alerts: the alert list (active alerts unless filtered); alerts.js keeps it current.
+
+    The filters (state, severity, area, event) and the sort are query arguments, so the URL
+    holds them: a reload, a bookmark or a shared link shows the same list.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         now = self._station.clock()
-        total, items = _rows(self._station, AlertFilter(limit=ACTIVE_PAGE_LIMIT), now)
+        wanted = read_filter(req)
+        if req.get_param("limit") is None:
+            wanted = dataclasses.replace(wanted, limit=ACTIVE_PAGE_LIMIT)
+        total, items = _rows(self._station, wanted, now)
+        with self._station.engine.connect() as conn:
+            events = event_names(conn)
+        filtered = wanted.query_args(limit="", offset="")
+
+        def sort_href(sort: str) -> str:
+            """Return the address of this list in another order (the filters kept)."""
+            return "/alerts?" + urlencode(wanted.query_args(sort=sort, limit="", offset=""))
+
         self._station.templates.page(
             req, resp, "alerts.html", total=total, items=items, when=when,
-            page_limit=ACTIVE_PAGE_LIMIT,
+            page_limit=wanted.limit, wanted=wanted, events=events,
+            statuses=STATUSES, state_labels=STATE_LABELS,
+            severities=SEVERITIES, areas=("", *AREAS), area_labels=AREA_LABELS,
+            sorts=SORTS, sort_labels=SORT_LABELS, severity_class=severity_class,
+            filtered=filtered != {"status": "active"}, sort_href=sort_href,
+            api_query=urlencode(wanted.query_args(offset="")),
         )  # fmt: skip
 
 

@@ -45,7 +45,7 @@ def routes(station: Station) -> list[Route]:
             "/admin/operations/upgrade",
             UpgradePage(station),
             CONFIGURE,
-            summary="Version, schema revision, migrations, changelog and upgrade steps",
+            summary="Version, schema revision, migrations, release notes and upgrade steps",
         ),
         Route("GET", "/admin/settings", SettingsPage(station), VIEW, summary="Settings page"),
         Route(

@@ -3,7 +3,8 @@
 :func:`optimize_database` runs ANALYZE and VACUUM (and REINDEX on SQLite) and reports the size
 before and after. :func:`upgrade_info` gathers what ``/admin/operations/upgrade`` shows: the
 running version, the schema revision against the newest shipped one, the migration history, the
-changelog of this version and the upgrade steps.
+operator release notes of this version (the guide ``release-notes``, not the developer
+changelog) and the upgrade steps.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy import Engine, text
 
 from alertstation import lazy
 from alertstation.db.migrate import alembic_config, current_revision
+from alertstation.operations.public.guides import RELEASE_NOTES, guides_dir
 from alertstation.version import __version__
 
 # Alembic (about 11 MiB with Mako and Pygments) loads when an admin opens the migration list.
@@ -124,18 +126,15 @@ def migration_history(engine: Engine) -> tuple[str | None, str, list[Migration]]
     return current, head, history
 
 
-def changelog_path() -> Path | None:
-    """Return CHANGELOG.md: the package's copy (a wheel) or the source tree's; None without."""
-    package = Path(__file__).resolve().parents[1]  # alertstation/
-    for folder in (package, package.parents[1]):  # the package, then the repository root
-        candidate = folder / "CHANGELOG.md"
-        if candidate.is_file():
-            return candidate
-    return None
+def release_notes_path() -> Path | None:
+    """Return the operator release notes shipped with the guides; None without."""
+    candidate = guides_dir() / f"{RELEASE_NOTES}.md"
+    return candidate if candidate.is_file() else None
 
 
 def changelog_since_previous(text_: str, version: str = __version__) -> str:
-    """Return the changelog section of ``version`` (with Unreleased above it, if any).
+    """Return the section of ``version`` (with Unreleased above it, if any) of a changelog or
+    of the release notes, whose versions are ``## `` headings.
 
     That is what changed since the previous version. Empty when ``version`` has no section.
     """
@@ -158,8 +157,8 @@ def changelog_since_previous(text_: str, version: str = __version__) -> str:
 def upgrade_info(engine: Engine) -> dict[str, Any]:
     """Return what the upgrade page shows."""
     current, head, history = migration_history(engine)
-    path = changelog_path()
-    changes = changelog_since_previous(path.read_text(encoding="utf-8")) if path else ""
+    path = release_notes_path()
+    notes = changelog_since_previous(path.read_text(encoding="utf-8")) if path else ""
     return {
         "version": __version__,
         "revision": current,
@@ -168,7 +167,7 @@ def upgrade_info(engine: Engine) -> dict[str, Any]:
         "migrations": [
             {"revision": m.revision, "title": m.title, "applied": m.applied} for m in history
         ],
-        "changelog": changes,
-        "changelog_found": path is not None,
+        "release_notes": notes,
+        "release_notes_found": path is not None,
         "steps": list(UPGRADE_STEPS),
     }

@@ -18,6 +18,7 @@ from alertstation.http.bodies import check_bool, form_or_json
 from alertstation.http.errors import wants_html
 from alertstation.operations.backup import HASH_WARNING, REDACTED_NOTE, BackupError, write_backup
 from alertstation.operations.pages import NoStorePage
+from alertstation.operations.public.guides import GuideLibrary
 from alertstation.operations.upkeep import database_size, optimize_database, upgrade_info
 from alertstation.worker.upload_sweep import DOWNLOAD_PREFIX
 
@@ -131,15 +132,28 @@ class OptimizeDatabase:
         resp.media = report.as_dict()
 
 
+def _one_level_down(markdown: str) -> str:
+    """Return Markdown with every heading one level deeper (the page's own h2 sits above)."""
+    return "\n".join("#" + line if line.startswith("#") else line for line in markdown.split("\n"))
+
+
 class UpgradePage:
-    """GET /admin/operations/upgrade: version, schema, migrations, changelog and the steps."""
+    """GET /admin/operations/upgrade: version, schema, migrations, release notes and the steps."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
+        self._library = GuideLibrary()
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         info = upgrade_info(self._station.engine)
         if wants_html(req):
-            self._station.templates.page(req, resp, "operations_upgrade.html", info=info)
+            notes = info["release_notes"]
+            self._station.templates.page(
+                req,
+                resp,
+                "operations_upgrade.html",
+                info=info,
+                notes_html=self._library.render(_one_level_down(notes)) if notes else "",
+            )
             return
         resp.media = info

@@ -1,10 +1,15 @@
-"""The documentation site: ``/docs``, ``/docs/{name}`` and ``/docs/search``, all public."""
+"""The documentation site: ``/docs``, ``/docs/{name}`` and ``/docs/search``, all public.
+
+It serves the operator guides; a guide name the station once served redirects to the guide that
+replaced it.
+"""
 
 from __future__ import annotations
 
 import falcon
 
 from alertstation.context import Station
+from alertstation.errors import NotFound
 from alertstation.operations.public.guides import MAX_QUERY_CHARS, GuideLibrary
 
 
@@ -13,7 +18,7 @@ def _prefers_json(req: falcon.Request) -> bool:
 
 
 class DocsIndex:
-    """GET /docs: the theory pages, then every guide, with a search box."""
+    """GET /docs: the tasks in order, then the theory pages, with a search box."""
 
     def __init__(self, station: Station, library: GuideLibrary) -> None:
         self._templates = station.templates
@@ -39,7 +44,13 @@ class DocsGuide:
         self._library = library
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
-        guide = self._library.get(name)
+        try:
+            guide = self._library.get(name)
+        except NotFound:
+            moved = self._library.moved(name)
+            if moved is None:
+                raise
+            raise falcon.HTTPMovedPermanently(f"/docs/{moved}") from None
         self._templates.page(
             req,
             resp,

@@ -1,8 +1,10 @@
-"""The guides in ``docs/*.md``: found, rendered to HTML with markdown-it-py, and searched.
+"""The operator guides in ``web/guides/*.md``: found, rendered to HTML with markdown-it-py, and
+searched.
 
-An installed wheel carries the guides as package data under ``alertstation/guides/`` (setup.py
-maps ``docs/`` there); a source tree or an editable install reads ``docs/`` beside ``src/``.
-A guide's name is its file name without ``.md``: ``docs/eas-manual.md`` is ``/docs/eas-manual``.
+They ship with the package as the rest of ``web/`` does (``alertstation.web.guides``). The
+developer documentation in ``docs/`` is not served. A guide's name is its file name without
+``.md``: ``web/guides/stop-a-message.md`` is ``/docs/stop-a-message``. Guides speak of pages,
+buttons and commands, never of modules or repository paths (a test scans every one).
 
 Rendering never passes raw HTML through (markdown-it's ``html`` option is off), so a guide cannot
 inject script into the page. Links to ``other.md`` or ``docs/other.md`` and code spans naming
@@ -16,13 +18,13 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-import alertstation
 from alertstation.errors import Invalid, NotFound
 
 GUIDE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -36,24 +38,39 @@ SNIPPET_CHARS = 90
 
 # The theory pages: how the station's domain works, rather than how to operate a page of it.
 THEORY = ("theory-same", "theory-cap", "theory-matching")
-
-
-def packaged_guides_dir() -> Path:
-    """Return where an installed wheel keeps the guides (may not exist in a source tree)."""
-    return Path(alertstation.__file__).resolve().parent / "guides"
-
-
-def source_guides_dir() -> Path:
-    """Return ``docs/`` of the source tree this package was loaded from."""
-    return Path(alertstation.__file__).resolve().parents[2] / "docs"
+# The tasks, in the order an operator meets them; other guides follow by title.
+TASKS = (
+    "quick-start",
+    "set-the-broadcast-area",
+    "add-a-receiver-or-stream",
+    "send-a-weekly-test",
+    "approve-a-forward",
+    "stop-a-message",
+    "read-and-export-the-station-log",
+    "back-up-and-restore",
+    "upgrade",
+    "release-notes",
+)
+# Names of guides the station once served, and the guide that now answers each: links kept in
+# bookmarks and in older pages lead on to the task rather than to a 404.
+MOVED = {
+    "alerts-poller": "quick-start",
+    "audio": "add-a-receiver-or-stream",
+    "operations": "back-up-and-restore",
+    "notifications": "quick-start",
+    "traffic": "quick-start",
+    "eas-manual": "stop-a-message",
+    "eas-forward": "approve-a-forward",
+    "eas-log": "read-and-export-the-station-log",
+    "zones": "set-the-broadcast-area",
+    "matching": "theory-matching",
+}
+RELEASE_NOTES = "release-notes"
 
 
 def guides_dir() -> Path:
-    """Return the folder the station reads its guides from: packaged first, then the source."""
-    packaged = packaged_guides_dir()
-    if packaged.is_dir() and any(packaged.glob("*.md")):
-        return packaged
-    return source_guides_dir()
+    """Return the folder the station reads its guides from (shipped inside the package)."""
+    return Path(str(files("alertstation.web"))) / "guides"
 
 
 @dataclass(frozen=True)
@@ -140,8 +157,18 @@ class GuideLibrary:
             return self._guides
 
     def guides(self) -> list[Guide]:
-        """Return every guide, by title."""
-        return sorted(self._load().values(), key=lambda g: g.title.lower())
+        """Return every guide: the tasks in their order, then the others by title."""
+
+        def order(guide: Guide) -> tuple[int, str]:
+            rank = TASKS.index(guide.name) if guide.name in TASKS else len(TASKS)
+            return rank, guide.title.lower()
+
+        return sorted(self._load().values(), key=order)
+
+    def moved(self, name: str) -> str | None:
+        """Return the guide that replaced an old guide name, when there is one."""
+        target = MOVED.get(name)
+        return target if target is not None and target in self._load() else None
 
     def names(self) -> list[str]:
         """Return every guide's name, sorted."""

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import alertstation
 import alertstation._native
-from alertstation.operations.public.guides import packaged_guides_dir, source_guides_dir
 
 EXCERPT_LINES = 60
 _SECTION = re.compile(r"^## ", re.MULTILINE)
@@ -30,8 +30,9 @@ class KernelBuild:
 
 
 def changelog_path() -> Path | None:
-    """Return CHANGELOG.md beside the guides (installed) or at the source root, None if absent."""
-    for folder in (packaged_guides_dir().parent, source_guides_dir().parent):
+    """Return CHANGELOG.md in the package (installed) or at the source root, None if absent."""
+    package = Path(alertstation.__file__).resolve().parent
+    for folder in (package, package.parents[1]):
         candidate = folder / "CHANGELOG.md"
         if candidate.is_file():
             return candidate
