@@ -1,7 +1,7 @@
 """The peak level of each audio source, beside its RMS level, for the meter's peak hold.
 
 Revision ID: 20261129_audio_peak_level
-Revises: 20261129_traffic_site_hosts
+Revises: 20261129_output_health
 Create Date: 2026-11-29
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "20261129_audio_peak_level"
-down_revision: str | None = "20261129_traffic_site_hosts"
+down_revision: str | None = "20261129_output_health"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 
