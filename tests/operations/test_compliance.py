@@ -28,7 +28,7 @@ from alertstation.notifications import service as channels
 from alertstation.notifications.events import COMPLIANCE_ALARM
 from alertstation.notifications.tables import notifications
 from alertstation.operations.compliance.service import run_compliance
-from alertstation.operations.compliance.tables import rmt_deadlines
+from alertstation.operations.compliance.tables import compliance_assignments, rmt_deadlines
 from alertstation.same import SameHeader
 from tests.eas.airing_support import queue_message
 from tests.eas.test_airing import stub_aplay
@@ -108,6 +108,25 @@ def test_the_settings_are_checked_and_audited(station: StationHarness, admin: Si
         ).all()
     assert len(rows) == 1
     assert json.loads(rows[0].details)["fields"] == ["assigned_sources", "silence_days"]
+
+
+def test_deleting_an_assigned_source_never_blocks_the_next_save(
+    station: StationHarness, admin: SignedIn
+) -> None:
+    kept, deleted = a_source(station, "state relay"), a_source(station, "county stream")
+    both = [f"audio:{kept}", f"audio:{deleted}"]
+    saved = admin.request("PUT", "/api/eas/compliance/settings", json={"assigned_sources": both})
+    assert saved.status_code == 200, saved.text
+    gone = admin.request("DELETE", f"/api/audio/sources/{deleted}")
+    assert gone.status_code in (200, 204), gone.text
+    view = admin.request("GET", "/api/eas/compliance").json
+    assert view["settings"]["assigned_sources"] == [f"audio:{kept}"]
+    again = admin.request("PUT", "/api/eas/compliance/settings", json={"silence_days": 9})
+    assert again.status_code == 200, again.text
+    assert again.json["settings"] == {"silence_days": 9, "assigned_sources": [f"audio:{kept}"]}
+    with station.engine.connect() as conn:
+        stored = conn.execute(select(compliance_assignments.c.source)).scalars().all()
+    assert stored == [f"audio:{kept}"]
 
 
 def test_an_assigned_source_without_a_weekly_test_for_8_days_raises_the_alarm(

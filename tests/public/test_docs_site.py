@@ -93,7 +93,8 @@ def test_guides_render_tables_code_and_links_between_guides(
     quick = client.simulate_get("/docs/quick-start").text
     assert "<table>" in quick and "<th>role</th>" in quick
     assert '<a href="/docs/set-the-broadcast-area">Set the broadcast area</a>' in quick
-    assert "<code>alertstation poll sources add\n</code>" in quick
+    upgrade = client.simulate_get("/docs/upgrade").text
+    assert "<pre><code>alertstation backup --out /var/backups/alertstation.tar.gz\n" in upgrade
     same = client.simulate_get("/docs/theory-same").text
     assert '<a href="/docs/theory-matching">How matching works</a>' in same
     assert "two of its three bursts" in same

@@ -108,8 +108,8 @@ def _checklist(
             "sources",
             "Add an alert source",
             sources > 0,
-            "A CAP, IPAWS or JSON feed the worker polls (alertstation poll sources add).",
-            "/docs/alerts-poller",
+            "A CAP, IPAWS or JSON feed the worker polls, added on the Alert feeds page.",
+            "/admin/poller",
         ),
         ChecklistItem(
             "worker",

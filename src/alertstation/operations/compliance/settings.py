@@ -44,13 +44,16 @@ class ComplianceSettings:
 
 
 def get_compliance_settings(conn: Connection) -> ComplianceSettings:
-    """Return the saved settings (the defaults when none were saved)."""
+    """Return the saved settings (the defaults when none were saved).
+
+    An assignment whose source has since been deleted is left out: it is dropped at the next
+    save, and never blocks one.
+    """
     days = conn.execute(
         select(compliance_settings.c.silence_days).where(compliance_settings.c.id == ROW)
     ).scalar()
-    assigned = conn.execute(
-        select(compliance_assignments.c.source).order_by(compliance_assignments.c.source)
-    ).scalars()
+    stored = conn.execute(select(compliance_assignments.c.source)).scalars()
+    assigned = [source for source in stored if _exists(conn, source)]
     return ComplianceSettings(
         DEFAULT_SILENCE_DAYS if days is None else int(days), tuple(sorted(assigned, key=_order))
     )
@@ -105,7 +108,8 @@ def save_compliance_settings(
     table = compliance_settings
     if not conn.execute(table.update().where(table.c.id == ROW).values(**values)).rowcount:
         conn.execute(insert(table).values(id=ROW, **values))
-    gone = set(before.assigned_sources) - set(after.assigned_sources)
+    stored = set(conn.execute(select(compliance_assignments.c.source)).scalars())
+    gone = stored - set(after.assigned_sources)  # unassigned, or their source deleted
     if gone:
         conn.execute(
             delete(compliance_assignments).where(compliance_assignments.c.source.in_(gone))
