@@ -42,16 +42,23 @@ def axe_source() -> str:
     return AXE_SCRIPT.read_text(encoding="utf-8")
 
 
-def axe_run(page: Page, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def axe_run(
+    page: Page, options: dict[str, Any] | None = None, within: str | None = None
+) -> list[dict[str, Any]]:
     """Inject axe-core (once per document) and return its violations of the page as it is now.
 
-    Each violation is axe's own dict: ``id``, ``impact``, ``help`` and ``nodes`` (with each
-    node's ``target`` selector and ``failureSummary``).
+    ``within`` (a CSS selector) checks only that part of the page. Each violation is axe's own
+    dict: ``id``, ``impact``, ``help`` and ``nodes`` (with each node's ``target`` selector and
+    ``failureSummary``).
     """
     if not page.evaluate("typeof window.axe === 'object'"):
         page.evaluate(axe_source())
     run_options = {"resultTypes": ["violations"], **(options or {})}
-    results = page.evaluate("options => axe.run(document, options)", run_options)
+    results = page.evaluate(
+        "([within, options]) => axe.run(within ? document.querySelector(within) : document,"
+        " options)",
+        [within, run_options],
+    )
     return results["violations"]
 
 
@@ -60,11 +67,13 @@ def axe_violations(page: Page) -> list[dict[str, Any]]:
     return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in axe_run(page)]
 
 
-def serious_violations(page: Page, options: dict[str, Any] | None = None) -> list[str]:
+def serious_violations(
+    page: Page, options: dict[str, Any] | None = None, within: str | None = None
+) -> list[str]:
     """Return the serious and critical violations as readable lines (empty when none)."""
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at "
         + "; ".join(" ".join(map(str, n["target"])) for n in v["nodes"][:5])
-        for v in axe_run(page, options)
+        for v in axe_run(page, options, within)
         if v.get("impact") in BLOCKING_IMPACTS
     ]
