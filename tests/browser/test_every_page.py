@@ -54,7 +54,7 @@ NOT_LINKED = {
     "/messages/{message_id:int}/confirmation": "JSON for the resend dialog",
 }
 # Where a page may be slow to settle (polling scripts): how long to wait for a quiet network.
-SETTLE_MS = 3_000
+SETTLE_MS = 2_000
 
 
 @dataclass
