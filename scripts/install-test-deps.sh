@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the system packages the test suite needs, only those that are missing.
-# Safe to run again; needs root (or sudo) only when something must be installed.
+# Install the system packages the test suite needs, only those that are missing, then the npm
+# packages of the browser tests (axe-core) at the versions tests/browser/package-lock.json pins.
+# Safe to run again; needs root (or sudo) only when a system package must be installed.
 set -euo pipefail
 
 missing=()
