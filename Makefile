@@ -46,7 +46,7 @@ run: build assets ## Build, migrate, create the first admin and serve on 127.0.0
 	$(BIN)/alertstation user ensure-admin
 	$(BIN)/alertstation run --bind $(BIND)
 
-test-deps: ## Install the system packages the tests need
+test-deps: ## Install the system packages the tests need, and axe-core from npm
 	scripts/install-test-deps.sh
 
 lint: $(TEST_STAMP) ## ruff check and format check

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the system packages the test suite needs, only those that are missing.
-# Safe to run again; needs root (or sudo) only when something must be installed.
+# Install the system packages the test suite needs, only those that are missing, then the npm
+# packages of the browser tests (axe-core) at the versions tests/browser/package-lock.json pins.
+# Safe to run again; needs root (or sudo) only when a system package must be installed.
 set -euo pipefail
 
 missing=()
@@ -28,8 +29,25 @@ command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # The deployment files are checked by their own tools: systemd-analyze verify and nginx -t.
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
+# axe-core (the accessibility checker the browser tests inject) comes from npm.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+# The npm packages of the browser tests, at the versions tests/browser/package-lock.json pins.
+install_npm_test_packages() {
+  local dir pinned installed
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  pinned="$(sed -n 's/.*"axe-core": "\([0-9.]*\)".*/\1/p' "$dir/package.json")"
+  installed="$(sed -n 's/^  "version": "\([0-9.]*\)".*/\1/p' \
+    "$dir/node_modules/axe-core/package.json" 2>/dev/null || true)"
+  if [ -n "$pinned" ] && [ "$installed" = "$pinned" ]; then
+    return 0
+  fi
+  echo "test dependencies: installing axe-core $pinned from npm"
+  npm ci --prefix "$dir" --ignore-scripts --no-audit --no-fund --loglevel=error
+}
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_npm_test_packages
   echo "test dependencies: all present"
   exit 0
 fi
@@ -44,3 +62,4 @@ $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 if command -v pg_lsclusters >/dev/null 2>&1; then
   $sudo systemctl disable --now postgresql >/dev/null 2>&1 || true
 fi
+install_npm_test_packages

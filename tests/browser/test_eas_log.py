@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
-from tests.browser.test_location_page import axe_violations
 
 PASSWORD = "operator password for tests"
 

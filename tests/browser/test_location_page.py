@@ -7,14 +7,12 @@ county shows a warning.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
 from alertstation.db.engine import begin_write
 from alertstation.zones.tables import county_fips, county_subdivisions, wx_zones
+from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 
 PASSWORD = "admin password for the location page"
@@ -44,15 +42,6 @@ def load_catalog(live_server: LiveServer) -> None:
             )
         )  # fmt: skip
     live_server.app.station.zones.clear()
-
-
-def axe_violations(page: Page) -> list[dict[str, Any]]:
-    """Return axe-core's violations of the page as it is now."""
-    results = Axe().run(page)
-    return [
-        {"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]}
-        for v in results.response["violations"]
-    ]
 
 
 @pytest.mark.parametrize("width", sorted(WIDTHS))

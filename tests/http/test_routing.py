@@ -15,7 +15,15 @@ from sqlalchemy import Engine
 
 from alertstation.app import build_registry, create_app
 from alertstation.context import Station
-from alertstation.http.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
+from alertstation.http.permissions import (
+    PERMISSION_ACTIONS,
+    PERMISSIONS,
+    READ_ONLY_ROLES,
+    ROLE_NOUNS,
+    ROLES,
+    permission_denial,
+    role_permissions,
+)
 from alertstation.http.routing import (
     PUBLIC,
     SIGNED_IN,
@@ -238,3 +246,61 @@ def test_adding_a_route_forgets_the_remembered_paths() -> None:
     assert router.find("/a/b")[0] is second and "/a/b" in router._literal_hits
     router.add_route("/a/c", first)
     assert router._literal_hits == {}
+
+
+# --- denials in words ----------------------------------------------------------------------
+
+_CATALOG_WORDS = re.compile(r"permission:|role:|\b(system|eas|receivers)\.[a-z_]+\b")
+
+
+def test_a_denial_names_who_may_and_what_in_words(walk_client: Any) -> None:
+    _, client = walk_client
+    operator = {"X-Test-Role": "operator"}
+    api = client.simulate_get("/api/admin/users", headers=operator)
+    assert api.status_code == 403
+    assert api.json["error"] == {
+        "code": "forbidden",
+        "message": "Only an administrator can manage users.",
+    }
+    page = client.simulate_get("/admin/users", headers={**operator, "Accept": "text/html"})
+    assert page.status_code == 403 and page.headers["content-type"].startswith("text/html")
+    assert "Only an administrator can manage users." in page.text
+    assert "permission:" not in page.text and "system.manage_users" not in page.text
+
+    role_only = client.simulate_get("/_probe/role", headers=operator)
+    assert role_only.json["error"]["message"] == "Only an administrator can do this."
+    viewer = client.simulate_post("/_probe/permission", headers={"X-Test-Role": "viewer"})
+    assert viewer.json["error"]["message"] == (
+        "A viewer can look but not change anything; ask an administrator or an operator."
+    )
+    demo = client.simulate_get("/_probe/permission", headers={"X-Test-Role": "demo"})
+    assert demo.json["error"]["message"] == (
+        "Only an administrator or an operator can change the station's settings."
+    )
+
+
+def test_every_refusal_of_every_route_is_in_words(walk_client: Any) -> None:
+    app, client = walk_client
+    refused = 0
+    for route in app.registry:
+        if route.access.kind not in ("permission", "role"):
+            continue
+        for who in ROLES:
+            if route.access.allows(type("Caller", (), {"role": who})()):
+                continue
+            result = client.simulate_request(
+                route.method, _concrete(route.path), headers={"X-Test-Role": who}
+            )
+            assert result.status_code == 403, (route, who)
+            message = result.json["error"]["message"]
+            assert not _CATALOG_WORDS.search(message), (route, who, message)
+            assert message.startswith(("Only ", "A ")), (route, who, message)
+            refused += 1
+    assert refused > 50
+
+
+def test_every_permission_and_role_has_words() -> None:
+    assert set(PERMISSION_ACTIONS) == set(PERMISSIONS)
+    assert set(ROLE_NOUNS) == set(ROLES)
+    for name in PERMISSIONS:
+        assert name not in permission_denial(name)

@@ -23,7 +23,7 @@ from alertstation.errors import Forbidden, PayloadTooLarge, Unauthorized, UriToo
 from alertstation.http.access_line import access_fields, access_line, duration_hundredths
 from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
-from alertstation.http.permissions import READ_ONLY_ROLES
+from alertstation.http.permissions import READ_ONLY_ROLES, read_only_denial
 from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
 from alertstation.logs import ACCESS_LOGGER, access_line_writer, request_id_var
 
@@ -168,9 +168,9 @@ class AuthorizationMiddleware:
             raise Unauthorized("Sign in to continue.")
         self_service = (req.method, route.path) in SELF_SERVICE_ROUTES
         if req.method in STATE_CHANGING and user.role in READ_ONLY_ROLES and not self_service:
-            raise Forbidden(f"The {user.role} role is read-only.")
+            raise Forbidden(read_only_denial(user.role))
         if not route.access.allows(user):
-            raise Forbidden(f"This needs {route.access}.")
+            raise Forbidden(route.access.denial())
         self._check_body_size(req, route.max_body or self._default_max_body)
 
     @staticmethod

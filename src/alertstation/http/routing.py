@@ -20,7 +20,14 @@ from typing import Any
 import falcon.inspect
 from falcon.routing import CompiledRouter
 
-from alertstation.http.permissions import PERMISSIONS, READ_ONLY_ROLES, ROLES, role_permissions
+from alertstation.http.permissions import (
+    PERMISSIONS,
+    READ_ONLY_ROLES,
+    ROLES,
+    permission_denial,
+    role_denial,
+    role_permissions,
+)
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
@@ -58,6 +65,14 @@ class Access:
         if self.kind == "permission":
             return self.name in role_permissions(user.role)
         return user.role == self.name
+
+    def denial(self) -> str:
+        """Return, in words, why a caller this rule refuses is refused."""
+        if self.kind == "permission" and self.name is not None:
+            return permission_denial(self.name)
+        if self.kind == "role" and self.name is not None:
+            return role_denial(self.name)
+        return "Sign in to continue."
 
 
 PUBLIC = Access("public")
