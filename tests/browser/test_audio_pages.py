@@ -15,8 +15,9 @@ from alertstation.audio.archive import STAMP, source_folder
 from alertstation.audio.sources import SourceConfig, create_source, set_status
 from alertstation.audio.tables import audio_alerts, received_eas_messages
 from alertstation.db.engine import begin_write
+from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
-from tests.browser.test_location_page import WIDTHS, axe_violations
+from tests.browser.test_location_page import WIDTHS
 from tests.eas.test_multimon import require_tool
 
 PASSWORD = "operator password for tests"

@@ -8,7 +8,6 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 from sqlalchemy import insert
 
@@ -18,6 +17,7 @@ from alertstation.eas.airing import settings as airing_settings
 from alertstation.eas.airing.tables import eas_output_health
 from alertstation.eas.forward.rulebook import save_rule_book
 from alertstation.operations.compliance.tables import compliance_alarms
+from tests.browser.accessibility import serious_violations
 from tests.browser.conftest import LiveServer, PageLog, create_user, sign_in
 
 PASSWORD = "home page password for the browser"
@@ -77,13 +77,8 @@ def _seed(live_server: LiveServer) -> str:
     return header
 
 
-def _serious(page: Page) -> list[dict[str, object]]:
-    violations = Axe().run(page).response["violations"]
-    return [
-        {"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]}
-        for v in violations
-        if v.get("impact") in ("serious", "critical")
-    ]
+def _serious(page: Page) -> list[str]:
+    return serious_violations(page)
 
 
 def _shot(page: Page, width: int) -> None:
