@@ -21,6 +21,7 @@ from alertstation.auth.sessions import COOKIE_NAME
 from alertstation.db.engine import begin_write
 from alertstation.schema import metadata
 from alertstation.settings import Settings
+from alertstation.traffic.settings import settings_cache_for
 
 BACKENDS = ("sqlite", "postgresql")
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -64,10 +65,13 @@ def drop_database(url: str) -> None:
 
 
 def clear_tables(engine: Engine) -> None:
-    """Delete every row of every table (for tests that commit through the app)."""
+    """Delete every row of every table (for tests that commit through the app), and forget the
+    traffic settings this process cached for ``engine`` (the next test starts from defaults,
+    not from what the cache read within its last second)."""
     with engine.begin() as connection:
         for table in reversed(metadata.sorted_tables):
             connection.execute(table.delete())
+    settings_cache_for(engine).clear()
 
 
 def make_settings(tmp_path: Path, database_url: str, **overrides: object) -> Settings:

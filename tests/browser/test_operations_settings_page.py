@@ -40,7 +40,10 @@ def test_sections_save_and_reload(page: Page, page_log: PageLog, live_server: Li
     tts = page.locator('form[data-section="tts"]')
     tts.get_by_label("espeak-ng voice").fill("--help")
     tts.get_by_role("button", name="Save text-to-speech settings").click()
-    expect(status).to_contain_text("voice: an espeak-ng voice name such as en-us")
+    voice = tts.get_by_label("espeak-ng voice")
+    expect(voice).to_have_attribute("aria-invalid", "true")
+    expect(tts.locator(".field-error")).to_contain_text("an espeak-ng voice name such as en-us")
+    expect(voice).to_be_focused()
     tts.get_by_label("espeak-ng voice").fill("en-us")
 
     page.reload()

@@ -60,9 +60,9 @@ def get_compliance_settings(conn: Connection) -> ComplianceSettings:
 
 
 def assignments(conn: Connection) -> dict[str, datetime]:
-    """Return each assigned source with when it was assigned."""
+    """Return each assigned source with when it was assigned (deleted sources left out)."""
     rows = conn.execute(select(compliance_assignments)).all()
-    return {row.source: row.assigned_at for row in rows}
+    return {row.source: row.assigned_at for row in rows if _exists(conn, row.source)}
 
 
 def read_settings(body: Any, current: ComplianceSettings) -> ComplianceSettings:
