@@ -157,7 +157,7 @@ def test_an_operator_adds_a_protected_stream_through_the_form_and_it_runs(
     expect(name).to_have_attribute("aria-invalid", "true")
     expect(url).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#audio-f-name-error")).to_have_text("Enter a name for the source.")
-    expect(url).to_have_attribute("aria-describedby", "audio-f-url-hint audio-f-url-error")
+    expect(url).to_have_attribute("aria-describedby", "audio-f-url-error audio-f-url-hint")
     expect(name).to_be_focused()
 
     # A wrong password: the stream check's real answer is shown in the form.

@@ -14,7 +14,6 @@
   const cancel = $("audio-cancel");
   const preflight = $("audio-preflight");
   const saveAnyway = $("audio-save-anyway");
-  const summary = $("audio-form-summary");
   const forget = form.querySelector(".audio-forget");
   const passwordHint = $("audio-f-password-hint");
   const PASSWORD_HINT = passwordHint.textContent;
@@ -69,51 +68,23 @@
     form.querySelector(".audio-receiver-fields").hidden = stream;
   }
 
-  // --- errors beside their fields ------------------------------------------------------------
+  // --- errors beside their fields: the station's one mechanism (js/form-errors.js) ----------
 
-  function errorFor(input) {
-    return $(input.id + "-error");
+  // The form's own name of the input showing an error of the field the API names.
+  function nameOf(field) {
+    const input = field && FIELDS[field] ? $(FIELDS[field]) : null;
+    if (!input) return null;
+    return input.getAttribute("data-error-for") || input.name || null;
   }
 
   function clearErrors() {
-    form.querySelectorAll('[aria-invalid="true"]').forEach(function (input) {
-      input.removeAttribute("aria-invalid");
-      const error = errorFor(input);
-      const described = (input.getAttribute("aria-describedby") || "").split(" ")
-        .filter(function (id) { return id && (!error || id !== error.id); });
-      if (described.length) input.setAttribute("aria-describedby", described.join(" "));
-      else input.removeAttribute("aria-describedby");
-    });
-    form.querySelectorAll(".field-error").forEach(function (p) { p.textContent = ""; p.hidden = true; });
-    summary.textContent = "";
+    window.FormErrors.clear(form);
   }
 
   function showErrors(errors) {
-    clearErrors();
-    let first = null;
-    const loose = [];
-    errors.forEach(function (err) {
-      const input = err.field && FIELDS[err.field] ? $(FIELDS[err.field]) : null;
-      const error = input ? errorFor(input) : null;
-      if (!input || !error) {
-        loose.push(err.message);
-        return;
-      }
-      error.textContent = err.message;
-      error.hidden = false;
-      input.setAttribute("aria-invalid", "true");
-      const described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
-      if (described.indexOf(error.id) < 0) described.push(error.id);
-      input.setAttribute("aria-describedby", described.join(" "));
-      if (!first) first = input;
-    });
-    if (loose.length) summary.textContent = loose.join(" ");
-    if (first) {
-      (first.matches("fieldset") ? first.querySelector("input") : first).focus();
-    } else if (loose.length) {
-      summary.setAttribute("tabindex", "-1");
-      summary.focus();
-    }
+    window.FormErrors.show(form, errors.map(function (err) {
+      return { field: nameOf(err.field), message: err.message };
+    }));
   }
 
   // The checks the browser can make before asking the station: every one at once.
