@@ -25,8 +25,8 @@ MAX_LIMIT = 500
 PAGE = text(
     """
     SELECT a.id, a.identifier, a.sender, a.sent, a.event, a.event_code, a.headline,
-           a.area_desc, a.state, a.expires, a.cancelled_at, a.in_area, a.signature_status,
-           a.signature_reason, a.match_geometry,
+           a.area_desc, a.severity, a.state, a.expires, a.cancelled_at, a.in_area,
+           a.signature_status, a.signature_reason, a.match_geometry,
            (SELECT group_concat(code_id) FROM (
                SELECT g.code_id FROM cap_alert_geocodes g
                WHERE g.alert_id = a.id ORDER BY g.position, g.code_id)) AS code_ids,
@@ -99,6 +99,7 @@ def alerts_page(
                 "event_code": row.event_code,
                 "headline": row.headline,
                 "area_desc": row.area_desc,
+                "severity": row.severity,
                 "state": row.state,
                 "expires": _iso(row.expires),
                 "cancelled_at": _iso(row.cancelled_at),
