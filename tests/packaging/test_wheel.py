@@ -50,7 +50,8 @@ def test_wheel_contains_compiled_modules_that_import(tmp_path: Path) -> None:
         )
     assert any(n.startswith("alertstation/migrations/versions/2") for n in names)
     assert "alertstation/web/templates/base.html" in names
-    assert "alertstation/guides/eas-manual.md" in names  # the guides /docs serves
+    assert "alertstation/web/guides/quick-start.md" in names  # the guides /docs serves
+    assert "alertstation/web/guides/release-notes.md" in names  # the upgrade page's notes
     assert "alertstation/CHANGELOG.md" in names  # quoted by /repo-stats
     assert "alertstation/web/static/css/app.css" in names
 
