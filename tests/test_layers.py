@@ -31,6 +31,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "alertstation"
 LAYERS: Mapping[str, int] = {
     # 1: the ground every layer stands on
     "__init__": 1,
+    "background": 1,
     "_native": 1,
     "collector": 1,
     "db": 1,

@@ -21,7 +21,6 @@ import json
 import logging
 import subprocess
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any, Final
 from sqlalchemy import Engine, select, update
 
 from alertstation import lazy
+from alertstation.background import RoundRunner
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.http.outbound import FetchError, OutboundClient
@@ -246,34 +246,17 @@ def send_due(
     return Outcome(counts[ev.SENT], counts[ev.PENDING], counts[ev.DELIVERY_FAILED])
 
 
-_job_lock = threading.Lock()
-_job_thread: threading.Thread | None = None
+_rounds = RoundRunner("notification-delivery", log, "notification delivery: the round failed")
 
 
 def start_delivery(engine: Engine, clock: Callable[[], datetime]) -> bool:
     """Start a round of :func:`send_due` in its own thread unless one still runs; True if so."""
-    global _job_thread
-    if not _job_lock.acquire(blocking=False):
-        return False
-
-    def run() -> None:
-        try:
-            send_due(engine, clock=clock)
-        except Exception:
-            log.exception("notification delivery: the round failed")
-        finally:
-            _job_lock.release()
-
-    _job_thread = threading.Thread(target=run, name="notification-delivery", daemon=True)
-    _job_thread.start()
-    return True
+    return _rounds.start(lambda: send_due(engine, clock=clock))
 
 
 def wait_for_delivery(timeout: float | None = None) -> None:
     """Wait until the round started by :func:`start_delivery` has finished."""
-    thread = _job_thread
-    if thread is not None:
-        thread.join(timeout)
+    _rounds.wait(timeout)
 
 
 def delivery_job(station: Station) -> None:

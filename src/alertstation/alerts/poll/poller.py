@@ -46,6 +46,7 @@ from alertstation.alerts.service import ImportProblem
 from alertstation.alerts.store import IngestResult
 from alertstation.alerts.tables import cap_alerts
 from alertstation.alerts.trust import Trust, trust_for
+from alertstation.background import RoundRunner
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
 from alertstation.settings import Settings
@@ -553,8 +554,7 @@ def _log_outcome(row: Row[Any], outcome: PollOutcome) -> None:
         log.debug("alert poll: %s", outcome.line())
 
 
-_job_lock = threading.Lock()
-_job_thread: threading.Thread | None = None
+_rounds = RoundRunner("alert-poll", log, "alert poll: the round failed")
 
 
 def poller_for(
@@ -572,24 +572,11 @@ def poll_job(station: Station) -> None:
     The worker runs this every 5 seconds. The round runs in a thread of its own so that the
     worker's other jobs (EAS forwarding every 5 s among them) never wait for a slow feed.
     """
-    global _job_thread
-    if not _job_lock.acquire(blocking=False):
-        return
-
-    def run() -> None:
-        try:
-            poller_for(station.engine, station.settings, clock=station.clock).poll_due()
-        except Exception:
-            log.exception("alert poll: the round failed")
-        finally:
-            _job_lock.release()
-
-    _job_thread = threading.Thread(target=run, name="alert-poll", daemon=True)
-    _job_thread.start()
+    _rounds.start(
+        lambda: poller_for(station.engine, station.settings, clock=station.clock).poll_due()
+    )
 
 
 def wait_for_poll_job(timeout: float | None = None) -> None:
     """Wait until the background round started by ``poll_job`` has finished."""
-    thread = _job_thread
-    if thread is not None:
-        thread.join(timeout)
+    _rounds.wait(timeout)

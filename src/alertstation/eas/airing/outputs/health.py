@@ -26,7 +26,6 @@ import logging
 import re
 import shutil
 import subprocess
-import threading
 import wave
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -36,6 +35,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, Engine, delete, insert, select
 
+from alertstation.background import RoundRunner
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
@@ -315,8 +315,7 @@ def _client() -> OutboundClient:
     return OutboundClient()
 
 
-_job_lock = threading.Lock()
-_job_thread: threading.Thread | None = None
+_rounds = RoundRunner("output-health", log, "output health: the check failed")
 
 
 def output_health_job(station: Station) -> None:
@@ -324,26 +323,15 @@ def output_health_job(station: Station) -> None:
 
     A slow Icecast server (up to :data:`ICECAST_TIMEOUT`) never delays the worker's other jobs.
     """
-    global _job_thread
-    if not _job_lock.acquire(blocking=False):
-        return
 
     def run() -> None:
-        try:
-            for check in check_outputs(station.engine, client=_client(), clock=station.clock):
-                if check.result == UNREACHABLE:
-                    log.warning("EAS output %s is unreachable: %s", check.name, check.detail)
-        except Exception:
-            log.exception("output health: the check failed")
-        finally:
-            _job_lock.release()
+        for check in check_outputs(station.engine, client=_client(), clock=station.clock):
+            if check.result == UNREACHABLE:
+                log.warning("EAS output %s is unreachable: %s", check.name, check.detail)
 
-    _job_thread = threading.Thread(target=run, name="output-health", daemon=True)
-    _job_thread.start()
+    _rounds.start(run)
 
 
 def wait_for_output_health_job(timeout: float | None = None) -> None:
     """Wait until the check started by :func:`output_health_job` has finished."""
-    thread = _job_thread
-    if thread is not None:
-        thread.join(timeout)
+    _rounds.wait(timeout)
