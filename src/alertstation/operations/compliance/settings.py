@@ -53,7 +53,8 @@ def get_compliance_settings(conn: Connection) -> ComplianceSettings:
         select(compliance_settings.c.silence_days).where(compliance_settings.c.id == ROW)
     ).scalar()
     stored = conn.execute(select(compliance_assignments.c.source)).scalars()
-    assigned = [source for source in stored if _exists(conn, source)]
+    live = _existing(conn)
+    assigned = [source for source in stored if source in live]
     return ComplianceSettings(
         DEFAULT_SILENCE_DAYS if days is None else int(days), tuple(sorted(assigned, key=_order))
     )
@@ -62,7 +63,8 @@ def get_compliance_settings(conn: Connection) -> ComplianceSettings:
 def assignments(conn: Connection) -> dict[str, datetime]:
     """Return each assigned source with when it was assigned (deleted sources left out)."""
     rows = conn.execute(select(compliance_assignments)).all()
-    return {row.source: row.assigned_at for row in rows if _exists(conn, row.source)}
+    live = _existing(conn)
+    return {row.source: row.assigned_at for row in rows if row.source in live}
 
 
 def read_settings(body: Any, current: ComplianceSettings) -> ComplianceSettings:
@@ -101,7 +103,8 @@ def save_compliance_settings(
     """Check and save a settings body; return (before, after). 422 names the bad field."""
     before = get_compliance_settings(conn)
     after = read_settings(body, before)
-    missing = [s for s in after.assigned_sources if not _exists(conn, s)]
+    live = _existing(conn)
+    missing = [s for s in after.assigned_sources if s not in live]
     if missing:
         raise Invalid(f"assigned_sources: no source {missing[0]}", field="assigned_sources")
     values = {"silence_days": after.silence_days, "updated_by": by, "updated_at": now}
@@ -123,10 +126,11 @@ def save_compliance_settings(
     return before, after
 
 
-def _exists(conn: Connection, source: str) -> bool:
-    kind, number = source.split(":")
-    table = audio_sources if kind == "audio" else poll_sources
-    return conn.execute(select(table.c.id).where(table.c.id == int(number))).first() is not None
+def _existing(conn: Connection) -> set[str]:
+    """Return the name (``audio:ID``, ``poll:ID``) of every source that exists, in two reads."""
+    audio = conn.execute(select(audio_sources.c.id)).scalars()
+    feeds = conn.execute(select(poll_sources.c.id)).scalars()
+    return {f"audio:{i}" for i in audio} | {f"poll:{i}" for i in feeds}
 
 
 def _order(source: str) -> tuple[str, int]:
