@@ -127,6 +127,8 @@ class RouteSchema:
     media: tuple[str, ...] = ()
     request: Schema | None = None
     form: Schema | None = None
+    urlencoded: Schema | None = None
+    raw: tuple[str, ...] = ()
     query: Mapping[str, Schema] = field(default_factory=dict)
     required_query: tuple[str, ...] = ()
     responses: Mapping[int, Schema | None] = field(default_factory=dict)
@@ -143,18 +145,27 @@ def api(
     status: int = 200,
     request: Schema | None = None,
     form: Schema | None = None,
+    urlencoded: Schema | None = None,
+    raw: Iterable[str] = (),
     query: Mapping[str, Schema] | None = None,
     required_query: Iterable[str] = (),
     also: Iterable[str] = (),
     responses: Mapping[int, Schema | None] | None = None,
 ) -> RouteSchema:
-    """Declare a JSON route; ``also`` names the other media types it negotiates (text/html)."""
+    """Declare a JSON route.
+
+    ``also`` names the other media types its answer negotiates (text/html); ``raw`` the media
+    types of a request body taken as it is (a CAP file), beside ``request`` (JSON), ``form``
+    (multipart) and ``urlencoded``.
+    """
     return RouteSchema(
         response=response,
         status=status,
         media=tuple(also),
         request=request,
         form=form,
+        urlencoded=urlencoded,
+        raw=tuple(raw),
         query=dict(query or {}),
         required_query=tuple(required_query),
         responses=dict(responses or {}),
@@ -257,6 +268,10 @@ def _operation(route: Route, declared: RouteSchema | None) -> Schema:
         content[JSON] = {"schema": declared.request}
     if declared.form is not None:
         content["multipart/form-data"] = {"schema": declared.form}
+    if declared.urlencoded is not None:
+        content["application/x-www-form-urlencoded"] = {"schema": declared.urlencoded}
+    for media_type in declared.raw:
+        content.setdefault(media_type, {"schema": {"type": "string"}})
     if content:
         operation["requestBody"] = {"content": content}
     operation["responses"][str(declared.status)] = _success(declared)

@@ -1,5 +1,42 @@
-"""Request and response schemas of this package's routes (see alertstation.http.openapi)."""
+"""Request and response schemas of the airing routes (see alertstation.http.openapi)."""
 
-from alertstation.http.openapi import RouteKey, RouteSchema
+from alertstation.http.openapi import (
+    ANY_OBJECT,
+    BOOL,
+    INT,
+    STRING,
+    RouteKey,
+    RouteSchema,
+    api,
+    array,
+    body,
+    obj,
+)
 
-SCHEMAS: dict[RouteKey, RouteSchema] = {}
+SETTINGS = obj(icecast_password_set=BOOL)
+
+SCHEMAS: dict[RouteKey, RouteSchema] = {
+    ("GET", "/admin/eas_settings"): api(
+        obj(settings=SETTINGS, sample_rates=array(INT)), also=("text/html",)
+    ),
+    ("PUT", "/admin/eas_settings"): api(
+        obj(settings=SETTINGS, changed=array(STRING)),
+        request=body(
+            sample_rate=INT,
+            icecast_enabled=BOOL,
+            icecast_host=STRING,
+            icecast_port=INT,
+            icecast_mount=STRING,
+            icecast_username=STRING,
+            icecast_password=STRING,
+            icecast_tls=BOOL,
+            alsa_enabled=BOOL,
+            alsa_device=STRING,
+        ),
+    ),
+    ("POST", "/admin/eas_settings/icecast/regenerate-password"): api(
+        obj(password=STRING, settings=SETTINGS)
+    ),
+    ("DELETE", "/api/eas/airing/queue/{item_id:int}"): api(ANY_OBJECT),
+    ("POST", "/api/eas/airing/stop"): api(ANY_OBJECT, request=body(clear_queue=BOOL)),
+}
