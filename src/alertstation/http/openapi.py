@@ -298,7 +298,6 @@ def build_document(
         paths.setdefault(path, {})[route.method.lower()] = _operation(route, declared)
     return {
         "openapi": "3.1.0",
-        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "info": {
             "title": "Alert Station",
             "version": version,

@@ -26,7 +26,7 @@ SOURCE = obj(
 )
 SOURCE_FIELDS = body(
     name=STRING,
-    kind=STRING,
+    kind={"enum": ["json-api", "cap-xml", "ipaws"]},
     url=STRING,
     enabled=BOOL,
     area={"anyOf": [STRING, array(STRING)]},

@@ -37,7 +37,9 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
         request=body(corrects=ID, text=STRING, correction=STRING, corrected_kind=STRING),
     ),
     ("POST", "/api/eas/log/notes"): api(
-        ENTRY, status=201, request=body(topic=STRING, text=STRING, occurred_at=STRING)
+        ENTRY,
+        status=201,
+        request=body(topic=STRING, text=STRING, source=STRING, occurred_at=STRING),
     ),
     ("POST", "/api/eas/log/reviews"): api(
         ENTRY,
