@@ -314,6 +314,31 @@ def test_real_answers_after_real_writes_match_their_schemas(
     )
     call("GET", "/api/audio/sources/{source_id:int}", 200, ids=[source["id"]])
     call("GET", "/api/audio/sources", 200)
+    # Settings saves answer the section saved and the names changed.
+    for template, sent in (
+        ("/api/traffic/settings", {"retention_days": 30}),
+        ("/admin/security/autoban", {"retention_days": 14}),
+        ("/admin/eas/rwt", {"enabled": False}),
+        ("/admin/eas/forward", {"enabled": False}),
+        ("/api/audio/settings", {"silence_seconds": 20}),
+        ("/admin/eas_settings", {"icecast_enabled": False}),
+        ("/api/settings/{section}", {"time_zone": "America/Chicago"}),
+    ):
+        call("PUT", template, 200, ids=["application"], json=sent)
+    call(
+        "PUT",
+        "/api/environment/variables",
+        200,
+        json={"variables": {"ALERTSTATION_LOG_LEVEL": "debug"}},
+    )
+    call("POST", "/api/traffic/privacy/anonymize", 200, json={"ip": "203.0.113.9"})
+    call("POST", "/api/audio/alerts/resolve-all", 200)
+    call("POST", "/admin/mark_expired", 200)
+    call("POST", "/admin/clear_expired", 200, json={"days": 0})
+    call("DELETE", "/admin/alerts/{alert_id:int}", 404, ids=[alert_id])  # cleared as ended
+    call("GET", "/api/fips/counties", 200, params={"state": "06"})
+    call("GET", "/docs/search", 200, params={"q": "alert"})
+    call("GET", "/api/eas/forward/rules", 200)
     call("PUT", "/api/boundary", 200, json={"match_polygons": True})
     call("PUT", "/api/boundary", 400, json={"other": 1})
     call("GET", "/api/openapi.json", 200)

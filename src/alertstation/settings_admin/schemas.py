@@ -40,6 +40,7 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
             "properties": {
                 "variables": {
                     "type": "object",
+                    "minProperties": 1,
                     "additionalProperties": nullable(STRING),
                 }
             },

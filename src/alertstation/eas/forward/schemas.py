@@ -32,7 +32,6 @@ SCHEDULE_FIELDS = body(
     location_codes={"anyOf": [STRING, array(STRING)]},
     station_id=STRING,
     voice_text=STRING,
-    time_zone=STRING,
 )
 SCHEDULE = obj(schedule=ANY_OBJECT, next_slot=ANYTHING)
 RULE_BOOK = obj(rules=array(ANY_OBJECT), default=ANY_OBJECT)
