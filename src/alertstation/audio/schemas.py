@@ -15,6 +15,7 @@ from alertstation.http.openapi import (
     array,
     body,
     download,
+    file_with_ranges,
     nullable,
     obj,
     page,
@@ -99,9 +100,8 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
             items=array(ANY_OBJECT),
         )
     ),
-    ("GET", "/api/audio/sources/{source_id:int}/archive/{name}"): RouteSchema(
-        media=("audio/mpeg", "audio/ogg", "audio/aac", "application/octet-stream"),
-        responses={206: None},
+    ("GET", "/api/audio/sources/{source_id:int}/archive/{name}"): file_with_ranges(
+        "audio/mpeg", "audio/ogg"
     ),
     ("DELETE", "/api/audio/sources/{source_id:int}/archive/{name}"): api(
         obj(deleted=STRING, source_id=ID)

@@ -69,7 +69,6 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
         obj(user=USER, csrf_token=STRING),
         request=CREDENTIALS,
         urlencoded=CREDENTIALS,
-        also=("text/html",),
         responses={303: None},
     ),
     ("POST", "/auth/logout"): api(obj(signed_out=BOOL), responses={303: None}),

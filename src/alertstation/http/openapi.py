@@ -132,6 +132,7 @@ class RouteSchema:
     query: Mapping[str, Schema] = field(default_factory=dict)
     required_query: tuple[str, ...] = ()
     responses: Mapping[int, Schema | None] = field(default_factory=dict)
+    ranges: bool = False  # a Range request is answered 206 with part of the same file
 
     @property
     def answers_json(self) -> bool:
@@ -186,6 +187,11 @@ def download(
 ) -> RouteSchema:
     """Declare a route whose success answer is a file (CSV, PDF, WAV, SVG, a backup...)."""
     return RouteSchema(media=(media_type,), query=dict(query or {}), request=request, form=form)
+
+
+def file_with_ranges(*media_types: str) -> RouteSchema:
+    """Declare a file that a Range request gets part of (206), e.g. an audio segment."""
+    return RouteSchema(media=media_types, ranges=True)
 
 
 def redirect(status: int = 303) -> RouteSchema:
@@ -275,6 +281,8 @@ def _operation(route: Route, declared: RouteSchema | None) -> Schema:
     if content:
         operation["requestBody"] = {"content": content}
     operation["responses"][str(declared.status)] = _success(declared)
+    if declared.ranges:
+        operation["responses"]["206"] = {**_success(declared), "description": "Partial Content"}
     for status, schema in declared.responses.items():
         answer: Schema = {"description": falcon.code_to_http_status(status)[4:]}
         if schema is not None:

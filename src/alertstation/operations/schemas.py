@@ -27,8 +27,8 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
     ("GET", "/admin/env_config"): page(),
     ("GET", "/admin/settings"): page(),
     ("GET", "/admin/operations/backup"): page(),
-    ("POST", "/admin/operations/backup"): download(
-        "application/gzip", request=INCLUDE_KEYS, form=INCLUDE_KEYS
+    ("POST", "/admin/operations/backup"): RouteSchema(
+        media=("application/gzip",), request=INCLUDE_KEYS, urlencoded=INCLUDE_KEYS
     ),
     ("GET", "/admin/operations/upgrade"): api(
         obj(
