@@ -339,6 +339,20 @@ def test_real_answers_after_real_writes_match_their_schemas(
     call("GET", "/api/fips/counties", 200, params={"state": "06"})
     call("GET", "/docs/search", 200, params={"q": "alert"})
     call("GET", "/api/eas/forward/rules", 200)
+    activation = call(
+        "POST",
+        "/eas/manual/events",
+        201,
+        json={"event": "RWT", "org": "EAS", "locations": ["006037"], "purge": "0015"},
+    )["activation"]
+    call("GET", "/eas/manual/events/{activation_id:int}/confirmation", 200, ids=[activation["id"]])
+    sent = call("POST", "/eas/manual/events/{activation_id:int}/send", 200,
+                ids=[activation["id"]], json={"archive_only": True})  # fmt: skip
+    call("GET", "/eas/manual/events", 200)
+    call("GET", "/eas/queue", 200)
+    call("GET", "/messages", 200)
+    call("GET", "/messages/{message_id:int}/confirmation", 200, ids=[sent["message"]["id"]])
+    call("DELETE", "/api/eas/airing/queue/{item_id:int}", 200, ids=[sent["queue"]["id"]])
     call("PUT", "/api/boundary", 200, json={"match_polygons": True})
     call("PUT", "/api/boundary", 400, json={"other": 1})
     call("GET", "/api/openapi.json", 200)

@@ -1,10 +1,10 @@
 """Request and response schemas of the manual EAS and archive routes (alertstation.http.openapi)."""
 
 from alertstation.http.openapi import (
-    ANY_OBJECT,
     BOOL,
     ID,
     STRING,
+    TIMESTAMP,
     RouteKey,
     RouteSchema,
     api,
@@ -41,32 +41,39 @@ IDS = {
     },
 }
 ARCHIVE_ONLY = body(archive_only=BOOL)
-SENT = obj(sent=BOOL, message=ANY_OBJECT, queue=ANY_OBJECT)
+ACTIVATION = obj(
+    id=ID, event=STRING, org=STRING, locations=array(STRING), state=STRING, created_at=TIMESTAMP
+)
+QUEUED = obj(id=ID, state=STRING)
+MESSAGE = obj({"queue": QUEUED}, id=ID, header=STRING, audio_url=STRING)
+QUEUE_ITEM = obj(id=ID, message_id=ID, state=STRING, header=STRING, archive_only=BOOL)
+CONFIRMATION = obj(header=STRING, event_code=STRING, areas=array(STRING), outputs=array())
+SENT = obj(sent=BOOL, message=MESSAGE, queue=QUEUED)
 
 SCHEMAS: dict[RouteKey, RouteSchema] = {
     ("POST", "/admin/eas/manual_generate"): api(
-        obj(sent=BOOL, activation_id=ID, message=ANY_OBJECT, queue=ANY_OBJECT),
+        obj(sent=BOOL, activation_id=ID, message=MESSAGE, queue=QUEUED),
         status=201,
         request=COMPOSITION,
         form=COMPOSITION_FORM,
     ),
     ("GET", "/eas/manual"): page(),
-    ("GET", "/eas/manual/events"): api(obj(activations=array(ANY_OBJECT))),
+    ("GET", "/eas/manual/events"): api(obj(activations=array(ACTIVATION))),
     ("POST", "/eas/manual/events"): api(
-        obj(activation=ANY_OBJECT), status=201, request=COMPOSITION, form=COMPOSITION_FORM
+        obj(activation=ACTIVATION), status=201, request=COMPOSITION, form=COMPOSITION_FORM
     ),
     ("POST", "/eas/manual/events/purge"): api(obj(purged=array(ID)), request=IDS),
     ("GET", "/eas/manual/events/{activation_id:int}/audio.wav"): download(WAV),
     ("GET", "/eas/manual/events/{activation_id:int}/confirmation"): api(
-        obj(confirmation=ANY_OBJECT)
+        obj(confirmation=CONFIRMATION)
     ),
     ("POST", "/eas/manual/events/{activation_id:int}/send"): api(SENT, request=ARCHIVE_ONLY),
-    ("GET", "/eas/queue"): api(obj(items=array(ANY_OBJECT), active=BOOL)),
+    ("GET", "/eas/queue"): api(obj(items=array(QUEUE_ITEM), active=BOOL)),
     ("POST", "/manual/generate"): download(WAV, request=COMPOSITION),
-    ("GET", "/messages"): api(obj(messages=array(ANY_OBJECT))),
+    ("GET", "/messages"): api(obj(messages=array(MESSAGE))),
     ("POST", "/messages/purge"): api(obj(deleted=array(ID)), request=IDS),
     ("GET", "/messages/{message_id:int}/audio.wav"): download(WAV),
-    ("GET", "/messages/{message_id:int}/confirmation"): api(obj(confirmation=ANY_OBJECT)),
+    ("GET", "/messages/{message_id:int}/confirmation"): api(obj(confirmation=CONFIRMATION)),
     ("POST", "/messages/{message_id:int}/delete"): api(obj(deleted=array(ID))),
     ("POST", "/messages/{message_id:int}/resend"): api(SENT, request=ARCHIVE_ONLY),
 }
