@@ -133,6 +133,7 @@ class RouteSchema:
     required_query: tuple[str, ...] = ()
     responses: Mapping[int, Schema | None] = field(default_factory=dict)
     ranges: bool = False  # a Range request is answered 206 with part of the same file
+    path: Mapping[str, Schema] = field(default_factory=dict)  # narrower path field schemas
 
     @property
     def answers_json(self) -> bool:
@@ -152,6 +153,7 @@ def api(
     required_query: Iterable[str] = (),
     also: Iterable[str] = (),
     responses: Mapping[int, Schema | None] | None = None,
+    path: Mapping[str, Schema] | None = None,
 ) -> RouteSchema:
     """Declare a JSON route.
 
@@ -170,6 +172,7 @@ def api(
         query=dict(query or {}),
         required_query=tuple(required_query),
         responses=dict(responses or {}),
+        path=dict(path or {}),
     )
 
 
@@ -242,33 +245,19 @@ def _success(declared: RouteSchema) -> Schema:
     return answer
 
 
-def _operation(route: Route, declared: RouteSchema | None) -> Schema:
-    path_parameters = openapi_path(route.path)[1]
-    operation: Schema = {
-        "operationId": _operation_id(route),
-        "summary": route.summary or f"{route.method} {route.path}",
-        "x-access": access_label(route.access),
-        "responses": {
-            "default": {"description": "Error", "content": {JSON: {"schema": ERROR_REF}}}
-        },
-    }
-    if route.access.kind == "public":
-        operation["security"] = []
+def _parameters(route: Route, declared: RouteSchema | None) -> list[Schema]:
+    parameters = openapi_path(route.path)[1]
     if declared is None:
-        operation["x-undeclared"] = True
-        operation["parameters"] = path_parameters
-        return operation
-    query = [
-        {
-            "name": name,
-            "in": "query",
-            "required": name in declared.required_query,
-            "schema": schema,
-        }
+        return parameters
+    for parameter in parameters:
+        parameter["schema"] = declared.path.get(parameter["name"], parameter["schema"])
+    return parameters + [
+        {"name": name, "in": "query", "required": name in declared.required_query, "schema": schema}
         for name, schema in declared.query.items()
     ]
-    if path_parameters or query:
-        operation["parameters"] = path_parameters + query
+
+
+def _request_body(declared: RouteSchema) -> Schema | None:
     content: Schema = {}
     if declared.request is not None:
         content[JSON] = {"schema": declared.request}
@@ -278,16 +267,41 @@ def _operation(route: Route, declared: RouteSchema | None) -> Schema:
         content["application/x-www-form-urlencoded"] = {"schema": declared.urlencoded}
     for media_type in declared.raw:
         content.setdefault(media_type, {"schema": {"type": "string"}})
-    if content:
-        operation["requestBody"] = {"content": content}
-    operation["responses"][str(declared.status)] = _success(declared)
+    return {"content": content} if content else None
+
+
+def _responses(declared: RouteSchema | None) -> Schema:
+    responses: Schema = {"default": ERROR_ANSWER}
+    if declared is None:
+        return responses
+    responses[str(declared.status)] = _success(declared)
     if declared.ranges:
-        operation["responses"]["206"] = {**_success(declared), "description": "Partial Content"}
+        responses["206"] = {**_success(declared), "description": "Partial Content"}
     for status, schema in declared.responses.items():
         answer: Schema = {"description": falcon.code_to_http_status(status)[4:]}
         if schema is not None:
             answer["content"] = {JSON: {"schema": schema}}
-        operation["responses"][str(status)] = answer
+        responses[str(status)] = answer
+    return responses
+
+
+def _operation(route: Route, declared: RouteSchema | None) -> Schema:
+    operation: Schema = {
+        "operationId": _operation_id(route),
+        "summary": route.summary or f"{route.method} {route.path}",
+        "x-access": access_label(route.access),
+        "responses": _responses(declared),
+    }
+    if route.access.kind == "public":
+        operation["security"] = []
+    if declared is None:
+        operation["x-undeclared"] = True
+    parameters = _parameters(route, declared)
+    if parameters:
+        operation["parameters"] = parameters
+    body = _request_body(declared) if declared is not None else None
+    if body is not None:
+        operation["requestBody"] = body
     return operation
 
 

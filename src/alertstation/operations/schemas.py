@@ -63,6 +63,8 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
         "audio/wav", request=body(voice=STRING, rate=ANYTHING, volume=ANYTHING, text=STRING)
     ),
     ("PUT", "/api/settings/{section}"): api(
-        obj(section=STRING, settings=ANY_OBJECT, changed=array(STRING)), request=ANY_OBJECT
+        obj(section=STRING, settings=ANY_OBJECT, changed=array(STRING)),
+        request=ANY_OBJECT,
+        path={"section": {"enum": ["application", "hardware", "tts", "decoder_feed"]}},
     ),
 }
