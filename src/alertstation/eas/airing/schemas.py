@@ -1,8 +1,9 @@
 """Request and response schemas of the airing routes (see alertstation.http.openapi)."""
 
 from alertstation.http.openapi import (
-    ANY_OBJECT,
+    ANYTHING,
     BOOL,
+    ID,
     INT,
     STRING,
     RouteKey,
@@ -37,6 +38,8 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
     ("POST", "/admin/eas_settings/icecast/regenerate-password"): api(
         obj(password=STRING, settings=SETTINGS)
     ),
-    ("DELETE", "/api/eas/airing/queue/{item_id:int}"): api(ANY_OBJECT),
-    ("POST", "/api/eas/airing/stop"): api(ANY_OBJECT, request=body(clear_queue=BOOL)),
+    ("DELETE", "/api/eas/airing/queue/{item_id:int}"): api(obj(removed=ID)),
+    ("POST", "/api/eas/airing/stop"): api(
+        obj(stopping=ID, removed=ANYTHING), request=body(clear_queue=BOOL)
+    ),
 }
