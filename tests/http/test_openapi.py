@@ -258,12 +258,14 @@ def test_real_answers_after_real_writes_match_their_schemas(
     )["user"]
     call("PATCH", "/admin/users/{user_id:int}", 200, ids=[user["id"]], json={"is_active": False})
     call("GET", "/api/admin/users", 200)
+    call("DELETE", "/admin/users/{user_id:int}", 200, ids=[user["id"]])
     filtered = call(
         "POST", "/security/ip-filters", 201, json={"value": "203.0.113.7", "reason": "probe"}
     )
     call("PATCH", "/security/ip-filters/{id:int}", 200, ids=[filtered["filter"]["id"]],
          json={"active": False})  # fmt: skip
     call("GET", "/security/ip-filters", 200)
+    call("DELETE", "/security/ip-filters/{id:int}", 200, ids=[filtered["filter"]["id"]])
     channel = call(
         "POST",
         "/api/notifications/channels",
@@ -271,14 +273,20 @@ def test_real_answers_after_real_writes_match_their_schemas(
         json={"name": "Duty", "url": "ntfys://ops:pw@ntfy.example.org/x", "events": ["aired"]},
     )["channel"]
     call("GET", "/api/notifications/channels", 200)
+    call("PUT", "/api/notifications/channels/{channel_id:int}", 200, ids=[channel["id"]],
+         json={"name": "Duty desk", "url": ""})  # fmt: skip
+    call("POST", "/api/notifications/channels/{channel_id:int}/test", 202, ids=[channel["id"]])
     call("DELETE", "/api/notifications/channels/{channel_id:int}", 200, ids=[channel["id"]])
-    call(
+    feed = call(
         "POST",
         "/admin/poller/sources",
         201,
         json={"name": "NWS", "kind": "cap-xml", "url": "https://alerts.example.gov/feed"},
     )
     call("GET", "/admin/poller/sources", 200)
+    call("PUT", "/admin/poller/sources/{source_id:int}", 200, ids=[feed["id"]],
+         json={"enabled": False})  # fmt: skip
+    call("DELETE", "/admin/poller/sources/{source_id:int}", 200, ids=[feed["id"]])
     cap = (FIXTURES / "cap12_svr_new.xml").read_bytes()
     imported = call(
         "POST",
@@ -300,7 +308,10 @@ def test_real_answers_after_real_writes_match_their_schemas(
         201,
         json={"topic": "missed_test", "text": "No RWT from WXYZ", "source": "audio:1"},
     )
-    call("GET", "/api/eas/log", 200)
+    log = call("GET", "/api/eas/log", 200)
+    call("POST", "/api/eas/log/corrections", 201,
+         json={"corrects": log["items"][0]["id"], "text": "The RWT came late"})  # fmt: skip
+    call("POST", "/api/eas/log/reviews", 201, json={"period": "month", "month": log["month"]})
     source = call(
         "POST",
         "/api/audio/sources",
@@ -314,6 +325,11 @@ def test_real_answers_after_real_writes_match_their_schemas(
     )
     call("GET", "/api/audio/sources/{source_id:int}", 200, ids=[source["id"]])
     call("GET", "/api/audio/sources", 200)
+    call("PUT", "/api/audio/sources/{source_id:int}", 200, ids=[source["id"]],
+         json={"name": "Neighbour FM 2"})  # fmt: skip
+    call("POST", "/api/audio/sources/{source_id:int}/restart", 202, ids=[source["id"]])
+    call("GET", "/api/audio/sources/{source_id:int}/archive", 200, ids=[source["id"]])
+    call("DELETE", "/api/audio/sources/{source_id:int}", 200, ids=[source["id"]])
     # Settings saves answer the section saved and the names changed.
     for template, sent in (
         ("/api/traffic/settings", {"retention_days": 30}),
