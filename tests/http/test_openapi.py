@@ -213,10 +213,12 @@ def test_the_document_names_access_security_schemes_and_the_error_envelope(
     assert schemes["bearer"] == {"type": "http", "scheme": "bearer"}
     assert schemes["session"] == {"type": "apiKey", "in": "cookie", "name": "alertstation_session"}
     assert set(document["components"]["schemas"]) == {"Error"}
-    for item in paths.values():
+    for path, item in paths.items():
         for operation in item.values():
-            default = operation["responses"]["default"]["content"]["application/json"]
-            assert default["schema"] == {"$ref": "#/components/schemas/Error"}
+            default = operation["responses"]["default"]["content"]
+            assert default["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+            # A browser asking for HTML outside /api/ gets the error as a page.
+            assert ("text/html" in default) is not path.startswith("/api/")
     # The document is for signed-in callers only; the error is the envelope it describes.
     refused = client.simulate_get("/api/openapi.json")
     assert refused.status_code == 401

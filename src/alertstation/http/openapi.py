@@ -33,6 +33,7 @@ HTML = "text/html"
 # ---- shared fragments --------------------------------------------------------------------------
 
 ERROR_REF: Schema = {"$ref": "#/components/schemas/Error"}
+STRING_BODY: Schema = {"type": "string"}
 ERROR_ENVELOPE: Schema = {
     "type": "object",
     "description": "Every error answer: a stable machine code and a message for people.",
@@ -56,6 +57,11 @@ ERROR_ENVELOPE: Schema = {
 ERROR_ANSWER: Schema = {
     "description": "Error",
     "content": {"application/json": {"schema": ERROR_REF}},
+}
+# Outside /api/, a browser that asks for HTML gets the error as a page instead.
+ERROR_ANSWER_OR_PAGE: Schema = {
+    "description": "Error (a page for a browser that asks for HTML)",
+    "content": {"application/json": {"schema": ERROR_REF}, "text/html": {"schema": STRING_BODY}},
 }
 
 ID: Schema = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
@@ -270,8 +276,9 @@ def _request_body(declared: RouteSchema) -> Schema | None:
     return {"content": content} if content else None
 
 
-def _responses(declared: RouteSchema | None) -> Schema:
-    responses: Schema = {"default": ERROR_ANSWER}
+def _responses(route: Route, declared: RouteSchema | None) -> Schema:
+    api_only = route.path.startswith("/api/")
+    responses: Schema = {"default": ERROR_ANSWER if api_only else ERROR_ANSWER_OR_PAGE}
     if declared is None:
         return responses
     responses[str(declared.status)] = _success(declared)
@@ -290,7 +297,7 @@ def _operation(route: Route, declared: RouteSchema | None) -> Schema:
         "operationId": _operation_id(route),
         "summary": route.summary or f"{route.method} {route.path}",
         "x-access": access_label(route.access),
-        "responses": _responses(declared),
+        "responses": _responses(route, declared),
     }
     if route.access.kind == "public":
         operation["security"] = []
