@@ -23,8 +23,18 @@ from sqlalchemy import create_engine
 from alertstation import cli
 from alertstation.app import StationApp, create_app, route_schemas
 from alertstation.db.metadata import metadata
-from alertstation.http.openapi import RouteSchema, missing_schemas, openapi_path
-from alertstation.http.routing import Route, permission
+from alertstation.http.openapi import (
+    STRING,
+    RouteSchema,
+    api,
+    array,
+    build_document,
+    missing_schemas,
+    named,
+    obj,
+    openapi_path,
+)
+from alertstation.http.routing import PUBLIC, Route, permission
 from tests.support import HeaderIdentity, make_settings
 
 
@@ -212,7 +222,12 @@ def test_the_document_names_access_security_schemes_and_the_error_envelope(
     schemes = document["components"]["securitySchemes"]
     assert schemes["bearer"] == {"type": "http", "scheme": "bearer"}
     assert schemes["session"] == {"type": "apiKey", "in": "cookie", "name": "alertstation_session"}
-    assert set(document["components"]["schemas"]) == {"Error"}
+    named = document["components"]["schemas"]
+    assert {"Error", "Alert", "User", "AudioSource", "IpFilter"} <= set(named)
+    alerts = paths["/api/alerts"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert alerts["schema"]["properties"]["alerts"]["items"] == {
+        "$ref": "#/components/schemas/Alert"
+    }
     for path, item in paths.items():
         for operation in item.values():
             default = operation["responses"]["default"]["content"]
@@ -374,3 +389,20 @@ def test_real_answers_after_real_writes_match_their_schemas(
     call("PUT", "/api/boundary", 200, json={"match_polygons": True})
     call("PUT", "/api/boundary", 400, json={"other": 1})
     call("GET", "/api/openapi.json", 200)
+
+
+def test_a_name_given_to_two_different_schemas_is_refused() -> None:
+    class Thing:
+        def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+            resp.media = {}
+
+    routes = [Route("GET", "/a", Thing(), PUBLIC), Route("GET", "/b", Thing(), PUBLIC)]
+    schemas = {
+        ("GET", "/a"): api(named("Thing", obj(a=STRING))),
+        ("GET", "/b"): api(named("Thing", obj(b=STRING))),
+    }
+    with pytest.raises(ValueError, match="two different schemas are named Thing"):
+        build_document(routes, schemas, version="1", session_cookie="c")
+    schemas[("GET", "/b")] = api(array(named("Thing", obj(a=STRING))))
+    document = build_document(routes, schemas, version="1", session_cookie="c")
+    assert document["components"]["schemas"]["Thing"] == obj(a=STRING)

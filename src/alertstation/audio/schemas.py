@@ -16,20 +16,24 @@ from alertstation.http.openapi import (
     body,
     download,
     file_with_ranges,
+    named,
     nullable,
     obj,
     page,
     paginated,
 )
 
-SOURCE = obj(
-    {"preflight": ANY_OBJECT},
-    id=ID,
-    name=STRING,
-    kind=STRING,
-    enabled=BOOL,
-    state=nullable(STRING),
-    last_audio_at=nullable(TIMESTAMP),
+SOURCE = named(
+    "AudioSource",
+    obj(
+        {"preflight": ANY_OBJECT},
+        id=ID,
+        name=STRING,
+        kind=STRING,
+        enabled=BOOL,
+        state=nullable(STRING),
+        last_audio_at=nullable(TIMESTAMP),
+    ),
 )
 SOURCE_FIELDS = body(
     name=STRING,

@@ -11,33 +11,40 @@ from alertstation.http.openapi import (
     api,
     array,
     body,
+    named,
     nullable,
     obj,
     page,
 )
 
 ROLE = {"type": "string", "examples": ["admin", "operator", "viewer", "demo"]}
-USER = obj(
-    id=ID,
-    username=STRING,
-    role=ROLE,
-    is_active=BOOL,
-    created_at=nullable(TIMESTAMP),
-    last_login_at=nullable(TIMESTAMP),
+USER = named(
+    "User",
+    obj(
+        id=ID,
+        username=STRING,
+        role=ROLE,
+        is_active=BOOL,
+        created_at=nullable(TIMESTAMP),
+        last_login_at=nullable(TIMESTAMP),
+    ),
 )
-SESSION = obj(
-    id=ID,
-    user_id=ID,
-    username=STRING,
-    role=ROLE,
-    source_ip=nullable(STRING),
-    user_agent=nullable(STRING),
-    created_at=TIMESTAMP,
-    last_seen_at=nullable(TIMESTAMP),
-    ended_at=nullable(TIMESTAMP),
-    ended_reason=nullable(STRING),
-    active=BOOL,
-    current=BOOL,
+SESSION = named(
+    "Session",
+    obj(
+        id=ID,
+        user_id=ID,
+        username=STRING,
+        role=ROLE,
+        source_ip=nullable(STRING),
+        user_agent=nullable(STRING),
+        created_at=TIMESTAMP,
+        last_seen_at=nullable(TIMESTAMP),
+        ended_at=nullable(TIMESTAMP),
+        ended_reason=nullable(STRING),
+        active=BOOL,
+        current=BOOL,
+    ),
 )
 CREDENTIALS = body(username=STRING, password=STRING, next=STRING)
 

@@ -11,6 +11,7 @@ from alertstation.http.openapi import (
     array,
     body,
     download,
+    named,
     obj,
     page,
 )
@@ -41,12 +42,17 @@ IDS = {
     },
 }
 ARCHIVE_ONLY = body(archive_only=BOOL)
-ACTIVATION = obj(
-    id=ID, event=STRING, org=STRING, locations=array(STRING), state=STRING, created_at=TIMESTAMP
+ACTIVATION = named(
+    "Activation",
+    obj(
+        id=ID, event=STRING, org=STRING, locations=array(STRING), state=STRING, created_at=TIMESTAMP
+    ),
 )
 QUEUED = obj(id=ID, state=STRING)
-MESSAGE = obj({"queue": QUEUED}, id=ID, header=STRING, audio_url=STRING)
-QUEUE_ITEM = obj(id=ID, message_id=ID, state=STRING, header=STRING, archive_only=BOOL)
+MESSAGE = named("ArchivedMessage", obj({"queue": QUEUED}, id=ID, header=STRING, audio_url=STRING))
+QUEUE_ITEM = named(
+    "QueueItem", obj(id=ID, message_id=ID, state=STRING, header=STRING, archive_only=BOOL)
+)
 CONFIRMATION = obj(header=STRING, event_code=STRING, areas=array(STRING), outputs=array())
 SENT = obj(sent=BOOL, message=MESSAGE, queue=QUEUED)
 

@@ -75,6 +75,36 @@ ANY_OBJECT: Schema = {"type": "object"}
 ANYTHING: Schema = {}
 
 
+class Named(dict[str, Any]):
+    """A reference to a schema the document holds once, under ``components.schemas``."""
+
+    def __init__(self, name: str, schema: Schema) -> None:
+        super().__init__({"$ref": f"#/components/schemas/{name}"})
+        self.name = name
+        self.schema = schema
+
+
+def named(name: str, schema: Schema) -> Schema:
+    """Return ``schema`` as a named component (an alert, a user...) that answers refer to."""
+    return Named(name, schema)
+
+
+def _components(node: Any, found: dict[str, Schema]) -> dict[str, Schema]:
+    """Collect every named schema under ``node`` (named ones inside named ones too)."""
+    if isinstance(node, Named):
+        known = found.setdefault(node.name, node.schema)
+        if known is not node.schema and known != node.schema:
+            raise ValueError(f"two different schemas are named {node.name}")
+        _components(node.schema, found)
+    elif isinstance(node, dict):
+        for value in node.values():
+            _components(value, found)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            _components(value, found)
+    return found
+
+
 def nullable(schema: Schema) -> Schema:
     """Return ``schema`` that also allows null."""
     return {"anyOf": [schema, {"type": "null"}]}
@@ -337,7 +367,7 @@ def build_document(
         },
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": {"Error": ERROR_ENVELOPE},
+            "schemas": {"Error": ERROR_ENVELOPE, **dict(sorted(_components(paths, {}).items()))},
             "securitySchemes": {
                 "session": {"type": "apiKey", "in": "cookie", "name": session_cookie},
                 "bearer": {"type": "http", "scheme": "bearer"},

@@ -10,11 +10,14 @@ from alertstation.http.openapi import (
     api,
     array,
     body,
+    named,
     obj,
     page,
 )
 
-CHANNEL = obj(id=ID, name=STRING, kind=STRING, events=array(STRING), enabled=BOOL)
+CHANNEL = named(
+    "NotificationChannel", obj(id=ID, name=STRING, kind=STRING, events=array(STRING), enabled=BOOL)
+)
 CHANNEL_FIELDS = body(name=STRING, url=STRING, events=array(STRING), enabled=BOOL)
 
 SCHEMAS: dict[RouteKey, RouteSchema] = {

@@ -7,21 +7,25 @@ from alertstation.http.openapi import (
     RouteSchema,
     api,
     array,
+    named,
     nullable,
     obj,
     page,
 )
 
-VARIABLE = obj(
-    name=STRING,
-    description=STRING,
-    secret=BOOL,
-    source=STRING,
-    value=nullable(STRING),
-    is_set=BOOL,
-    saved=BOOL,
-    overridden_by_environment=BOOL,
-    admin_only=BOOL,
+VARIABLE = named(
+    "EnvironmentVariable",
+    obj(
+        name=STRING,
+        description=STRING,
+        secret=BOOL,
+        source=STRING,
+        value=nullable(STRING),
+        is_set=BOOL,
+        saved=BOOL,
+        overridden_by_environment=BOOL,
+        admin_only=BOOL,
+    ),
 )
 
 SCHEMAS: dict[RouteKey, RouteSchema] = {

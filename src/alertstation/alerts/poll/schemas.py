@@ -11,18 +11,22 @@ from alertstation.http.openapi import (
     api,
     array,
     body,
+    named,
     nullable,
     obj,
     page,
 )
 
-SOURCE = obj(
-    url=STRING,
-    url_has_credentials=BOOL,
-    area=array(STRING),
-    zones=array(STRING),
-    interval_seconds={"type": "number"},
-    conditional=ANY_OBJECT,
+SOURCE = named(
+    "PollSource",
+    obj(
+        url=STRING,
+        url_has_credentials=BOOL,
+        area=array(STRING),
+        zones=array(STRING),
+        interval_seconds={"type": "number"},
+        conditional=ANY_OBJECT,
+    ),
 )
 SOURCE_FIELDS = body(
     name=STRING,

@@ -11,24 +11,28 @@ from alertstation.http.openapi import (
     api,
     array,
     body,
+    named,
     nullable,
     obj,
 )
 
-FILTER = obj(
-    {"location": ANY_OBJECT},
-    id=ID,
-    value=STRING,
-    kind=STRING,
-    active=BOOL,
-    expired=BOOL,
-    enforced=BOOL,
-    is_range=BOOL,
-    expires_at=nullable(TIMESTAMP),
-    created_at=nullable(TIMESTAMP),
-    reason=nullable(STRING),
-    description=nullable(STRING),
-    source=nullable(STRING),
+FILTER = named(
+    "IpFilter",
+    obj(
+        {"location": ANY_OBJECT},
+        id=ID,
+        value=STRING,
+        kind=STRING,
+        active=BOOL,
+        expired=BOOL,
+        enforced=BOOL,
+        is_range=BOOL,
+        expires_at=nullable(TIMESTAMP),
+        created_at=nullable(TIMESTAMP),
+        reason=nullable(STRING),
+        description=nullable(STRING),
+        source=nullable(STRING),
+    ),
 )
 FILTER_FIELDS = {
     "value": STRING,
