@@ -16,6 +16,7 @@ from typing import Any
 import falcon
 import falcon.testing
 import jsonschema
+import orjson
 import pytest
 from openapi_spec_validator import validate
 from sqlalchemy import create_engine
@@ -142,8 +143,6 @@ def test_routes_openapi_prints_a_valid_openapi_31_document(
 ) -> None:
     assert cli.main(["routes", "--openapi"]) == 0
     printed = capsys.readouterr().out
-    import orjson
-
     document = orjson.loads(printed)
     validate(document)  # openapi-spec-validator picks the 3.1 schema from "openapi"
     assert document["openapi"] == "3.1.0"
