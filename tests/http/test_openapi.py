@@ -264,6 +264,10 @@ def test_real_answers_after_real_writes_match_their_schemas(
         headers = kwargs.pop("headers", ADMIN)
         answer = client.simulate_request(method, path, headers=headers, **kwargs)
         assert answer.status_code == status, f"{method} {path}: {answer.text}"
+        if "json" in kwargs and 200 <= status < 300:  # what the route took fits its request schema
+            operation = document["paths"][openapi_path(template)[0]][method.lower()]
+            schema = operation["requestBody"]["content"]["application/json"]["schema"]
+            jsonschema.Draft202012Validator(schema).validate(kwargs["json"])
         return check_answer(document, method, template, answer)
 
     user = call(
