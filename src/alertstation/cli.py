@@ -212,9 +212,16 @@ def _listing_settings() -> Settings:
 
 def cmd_routes(args: argparse.Namespace) -> int:
     """List every registered route with its access rule."""
-    from alertstation.app import build_registry, build_station
+    from alertstation.app import build_registry, build_station, openapi_document
 
     registry = build_registry(build_station(_listing_settings()))
+    if args.openapi:
+        import orjson
+
+        document = openapi_document(registry)
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        sys.stdout.write("\n")
+        return 0
     rows = [(r.method, r.path, str(r.access), r.summary) for r in registry]
     if args.json:
         import orjson
@@ -377,6 +384,9 @@ def build_parser() -> Parser:
     migrate.add_argument("--check", action="store_true", help="only report pending migrations")
     routes = add("routes", cmd_routes, "List every route with its method and access rule.")
     routes.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    routes.add_argument(
+        "--openapi", action="store_true", help="print the OpenAPI 3.1 document (JSON)"
+    )
     _add_server_options(add("serve", cmd_serve, "Serve the web interface (gunicorn)."), 2)
     add("worker", cmd_worker, "Run periodic jobs as the single leader across hosts.")
     _add_server_options(add("run", cmd_run, "Run web and worker together on one box."), 2)
