@@ -1,5 +1,5 @@
-"""Every route of the registry, called with a token of each single scope: none is reached
-unless the scope covers it.
+"""Every route of the registry, called with a token of each single scope (and HEAD wherever
+there is a GET): none is reached unless the scope covers it.
 
 A spy placed after every other middleware answers in place of the resource, so no resource
 runs (nothing is sent, aired or deleted) and a route "reached" means the authorisation let the
@@ -134,16 +134,19 @@ def test_a_token_reaches_only_the_routes_its_scope_covers(
     headers = {"Authorization": f"Bearer {issued[scope]}", "Accept": "application/json"}
     wrong: list[str] = []
     reached = 0
-    for route in app.registry:
-        result = client.simulate_request(route.method, concrete(route.path), headers=headers)
+    calls = [(route.method, route) for route in app.registry]
+    calls += [("HEAD", route) for route in app.registry if route.method == "GET"]
+    for method, route in calls:
+        result = client.simulate_request(method, concrete(route.path), headers=headers)
         got = result.headers.get("X-Reached") == "yes"
         want = should_reach(route, scope)
         reached += got
         if got != want:
-            wrong.append(f"{route.method} {route.path}: reached={got}, status {result.status}")
+            wrong.append(f"{method} {route.path}: reached={got}, status {result.status}")
         elif not got and (
-            result.status_code != 403 or result.json["error"]["code"] not in REFUSALS
+            result.status_code != 403
+            or (method != "HEAD" and result.json["error"]["code"] not in REFUSALS)
         ):
-            wrong.append(f"{route.method} {route.path}: refused with {result.status}")
+            wrong.append(f"{method} {route.path}: refused with {result.status}")
     assert not wrong, "\n".join(wrong)
     assert reached > 0
