@@ -334,3 +334,17 @@ def test_past_its_limit_a_token_is_answered_429_with_retry_after(station: Statio
     assert _bearer(station, token, "GET", "/auth/session").headers["Retry-After"] == "30"
     station.clock.advance(seconds=30)
     assert _bearer(station, token, "GET", "/auth/session").status_code == 200
+
+
+@SQLITE_ONLY
+def test_probe_urls_asked_with_a_valid_token_do_not_ban_its_address(station: Station) -> None:
+    token = _token(_account(station, "ops", "operator"))
+    office, scanner = "198.51.100.40", "203.0.113.66"
+    for path in ("/.env", "/wp-login.php", "/.git/config", "/phpmyadmin/"):
+        answer = _bearer(station, token, "GET", path, remote_addr=office)
+        assert answer.status_code == 404, (path, answer.text)
+    assert _bearer(station, token, "GET", "/auth/session", remote_addr=office).status_code == 200
+    bogus = "ast_" + "C" * 43
+    for _ in range(3):
+        last = _bearer(station, bogus, "GET", "/.env", remote_addr=scanner)
+    assert last.status_code == 403 and last.json["error"]["code"] == "banned"
