@@ -60,10 +60,10 @@ def test_canonical_encoding_is_sorted_json_with_microseconds(
 
 
 def test_long_values_are_cut_to_the_column_before_signing(db: Engine, ledger: AuditLedger) -> None:
-    actor = Actor(1, "u" * 80, "a" * 60, "Agent " * 200)
+    actor = Actor(1, "u" * 200, "a" * 60, "Agent " * 200)
     ledger.record_now(db, actor, "login failure", target="t" * 400, propagate=True)
     row = rows(db)[0]
-    assert (len(row["username"]), len(row["client_ip"])) == (64, 45)
+    assert (len(row["username"]), len(row["client_ip"])) == (160, 45)
     assert (len(row["user_agent"]), len(row["target"])) == (512, 255)
     assert ledger.verify_now(db).ok
 

@@ -150,6 +150,8 @@ def test_self_service_routes_are_the_only_exception() -> None:
         ("POST", "/auth/login"),
         ("POST", "/auth/logout"),
         ("POST", "/account/password"),
+        ("POST", "/api/tokens"),
+        ("DELETE", "/api/tokens/{token_id:int}"),
     }
     with pytest.raises(RouteConfigError, match="needs a permission or a role"):
         RouteRegistry([Route("POST", "/auth/other", Thing(), SIGNED_IN)])

@@ -23,13 +23,15 @@ class Actor:
 
         ``req.context.user`` may be None (an anonymous caller, e.g. a failed sign-in); the client
         address is the one the request-context middleware derived by the one-hop proxy rule.
+        A request made with an API token names it: ``req.context.actor_name`` holds
+        "token NAME of USER" and the user id stays the token owner's.
         """
         context = req.context
         user = getattr(context, "user", None)
         user_agent = req.get_header("User-Agent")
         return cls(
             user_id=getattr(user, "id", None),
-            username=getattr(user, "username", None),
+            username=getattr(context, "actor_name", None) or getattr(user, "username", None),
             client_ip=getattr(context, "client_ip", None),
             user_agent=user_agent[:MAX_USER_AGENT] if user_agent else None,
         )

@@ -49,7 +49,7 @@ ADVISORY_LOCK_KEY = int.from_bytes(b"auditlog", "big") & 0x7FFF_FFFF_FFFF_FFFF
 MAX_ACTION_LENGTH = 64
 # Column widths of audit_logs: values are cut to fit *before* signing, so both backends store and
 # sign the same text (SQLite would keep an over-long value, PostgreSQL would refuse it).
-_WIDTHS = {"username": 64, "client_ip": 45, "user_agent": 512, "target": 255}
+_WIDTHS = {"username": 160, "client_ip": 45, "user_agent": 512, "target": 255}
 _PAGE = 2000
 _MAX_TRACE = 4
 _JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z

@@ -70,7 +70,11 @@ ENDED_PASSWORD_GUESSING = "password_guessing"
 
 
 class SignInRateLimit:
-    """Sign-in attempts per address in a sliding window, in memory, in bounded space."""
+    """Attempts per key (a sign-in's address) in a sliding window, in memory, in bounded space.
+
+    Loopback addresses are exempt unless ``exempt_loopback`` is false (the API token limit
+    counts per token, wherever the requests come from).
+    """
 
     def __init__(
         self,
@@ -78,18 +82,20 @@ class SignInRateLimit:
         window: float = SIGN_IN_RATE_WINDOW,
         *,
         capacity: int = SIGN_IN_TRACKED_ADDRESSES,
+        exempt_loopback: bool = True,
     ) -> None:
         if limit < 1 or window <= 0 or capacity < 1:
             raise ValueError("limit and capacity must be at least 1 and window positive")
         self.limit = limit
         self.window = float(window)
         self._capacity = capacity
+        self._exempt_loopback = exempt_loopback
         self._seen: OrderedDict[str, deque[float]] = OrderedDict()
         self._lock = threading.Lock()
 
     def attempt(self, address: str, now: datetime) -> int:
         """Count one attempt; return 0 when allowed, else the seconds to wait (Retry-After)."""
-        if is_loopback(address):
+        if self._exempt_loopback and is_loopback(address):
             return 0
         moment = now.timestamp()
         with self._lock:

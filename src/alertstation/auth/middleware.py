@@ -1,4 +1,8 @@
-"""Identity from the session cookie, and CSRF protection for cookie-authenticated changes."""
+"""Identity from an API token or the session cookie; CSRF protection for cookie sessions.
+
+A request with an ``Authorization`` header is authenticated by its bearer token alone: its
+cookies are ignored, and CSRF does not apply (a browser never sends the header on its own).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,14 @@ from typing import Any
 
 import falcon
 
-from alertstation.auth import sessions
+from alertstation.auth import guard, sessions
+from alertstation.auth.tokens import service as tokens
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
-from alertstation.errors import Forbidden
+from alertstation.errors import Forbidden, TooManyRequests, Unauthorized
 from alertstation.http.routing import STATE_CHANGING
+from alertstation.security.autoban import detectors as autoban
+from alertstation.security.bans.service import LOGIN_NOT_ALLOWED, login_allowed
 
 log = logging.getLogger("alertstation.auth")
 
@@ -21,15 +28,30 @@ CSRF_FIELD = "csrf_token"
 # Signing in needs no CSRF token: it authenticates afresh with the credentials themselves.
 CSRF_EXEMPT = frozenset({("POST", "/auth/login")})
 
+TOKEN_REFUSED = "The API token is unknown, expired or revoked."
+TOKEN_OWNER_DISABLED = "The API token's account is disabled."
+TOKEN_NOT_ALLOWED = "API tokens are limited to allowlisted addresses, and yours is not one of them."
+TOKEN_RATE_LIMITED = "Too many requests with this API token; wait and try again."
+# What the brute-force detector and the Security Center record as the attempted account of a
+# refused token (a space keeps it apart from every real username).
+FAILED_TOKEN_DETAIL = "api token"
+
 
 class SessionMiddleware:
     """Put the signed-in user on ``req.context.user``; keep the session row's state honest."""
 
     def __init__(self, station: Station) -> None:
         self._station = station
+        self.token_rate_limit = guard.SignInRateLimit(
+            tokens.RATE_LIMIT, tokens.RATE_WINDOW, exempt_loopback=False
+        )
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.session = None
+        req.context.token = None
+        if "HTTP_AUTHORIZATION" in req.env and not req.path.startswith("/static/"):
+            self._authenticate_token(req, req.env["HTTP_AUTHORIZATION"])
+            return  # the token alone: cookies are not read
         if "HTTP_COOKIE" not in req.env or req.path.startswith("/static/"):
             return  # no cookie at all (most API callers): no session to look up
         settings = self._station.settings
@@ -54,6 +76,44 @@ class SessionMiddleware:
         if found.session is not None:
             req.context.session = found.session
             req.context.user = found.session.user
+
+    def _authenticate_token(self, req: falcon.Request, header: str) -> None:
+        """Put a token's owner on the request, or refuse it (401, 403 or 429).
+
+        The allowlist is asked first, as sign-in does, so an address outside it learns
+        nothing about tokens. An unknown, expired or revoked token counts as a failed sign-in
+        for the brute-force detector (which may answer 403 ``banned`` instead).
+        """
+        station = self._station
+        now = station.clock()
+        address = req.context.client_ip
+        presented = tokens.bearer_token(header)
+        with station.engine.connect() as conn:
+            allowed = login_allowed(conn, address, now)
+            found = (
+                tokens.look_up(conn, presented, now=now, secret_key=station.settings.secret_key)
+                if allowed and presented is not None
+                else None
+            )
+        if not allowed:
+            raise Forbidden(TOKEN_NOT_ALLOWED, code=LOGIN_NOT_ALLOWED)
+        token = found.token if found is not None else None
+        if token is None:
+            failure = found.failure if found is not None else tokens.UNKNOWN
+            if failure == tokens.OWNER_DISABLED:
+                raise Unauthorized(TOKEN_OWNER_DISABLED, code="invalid_token")
+            log.warning("refused an API token (%s) from %s", failure, address)
+            autoban.login_failed(station, req, FAILED_TOKEN_DETAIL)
+            raise Unauthorized(TOKEN_REFUSED, code="invalid_token")
+        wait = self.token_rate_limit.attempt(str(token.id), now)
+        if wait:
+            raise TooManyRequests(TOKEN_RATE_LIMITED, code="token_rate_limited", retry_after=wait)
+        if found is not None and found.last_used_due:
+            with begin_write(station.engine) as conn:
+                tokens.mark_used(conn, token.id, now=now, address=address)
+        req.context.token = token
+        req.context.user = token.user
+        req.context.actor_name = token.actor_name
 
     def process_resource(
         self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]

@@ -222,14 +222,20 @@ class Logout:
 
 
 class CurrentSession:
-    """GET /auth/session: who is signed in, and the CSRF token for API clients."""
+    """GET /auth/session: who is signed in, and the CSRF token (or the API token) in use."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         session = req.context.session
         user = req.context.user
+        token = getattr(req.context, "token", None)
         resp.media = {
             "user": user.as_dict() if hasattr(user, "as_dict") else {"username": user.username},
             "csrf_token": session.csrf_token if session else None,
+            "token": (
+                {"id": token.id, "name": token.name, "scopes": sorted(token.scopes)}
+                if token is not None
+                else None
+            ),
         }
 
 

@@ -1,6 +1,7 @@
 """Routes of sign-in, accounts and sessions."""
 
 from alertstation.auth import resources as r
+from alertstation.auth.tokens import routes as token_routes
 from alertstation.context import Station
 from alertstation.http.routing import PUBLIC, SIGNED_IN, Route, permission
 
@@ -14,7 +15,14 @@ def routes(station: Station) -> list[Route]:
     return [
         Route("GET", "/login", r.LoginPage(station), PUBLIC, summary="Sign-in page"),
         Route("POST", "/auth/login", r.Login(station), PUBLIC, summary="Sign in"),
-        Route("POST", "/auth/logout", r.Logout(station), SIGNED_IN, summary="Sign out"),
+        Route(
+            "POST",
+            "/auth/logout",
+            r.Logout(station),
+            SIGNED_IN,
+            summary="Sign out",
+            cookie_only=True,
+        ),
         Route("GET", "/auth/session", r.CurrentSession(), SIGNED_IN, summary="Who am I"),
         Route("GET", "/account", r.AccountPage(station), SIGNED_IN, summary="Own account"),
         Route(
@@ -23,6 +31,7 @@ def routes(station: Station) -> list[Route]:
             r.OwnPassword(station),
             SIGNED_IN,
             summary="Change own password",
+            cookie_only=True,
         ),
         Route("GET", "/admin/users", users_page, MANAGE_USERS, summary="Users page"),
         Route("POST", "/admin/users", users_page, MANAGE_USERS, summary="Create a user"),
@@ -51,4 +60,5 @@ def routes(station: Station) -> list[Route]:
             MANAGE_USERS,
             summary="End all other sessions",
         ),
+        *token_routes.routes(station),
     ]

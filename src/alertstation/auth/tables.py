@@ -46,3 +46,23 @@ password_policy = Table(
     Column("refuse_username", Boolean, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
 )
+
+# API tokens for automation clients. The token itself is shown once; only its HMAC-SHA256
+# under the station secret is kept, with its first 8 characters (``ast_`` and 4 more) to tell
+# tokens apart. ``scopes`` holds scope names separated by single spaces.
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(8), nullable=False),
+    Column("scopes", String(255), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    Column("last_used_at", UTCDateTime, nullable=True),
+    Column("last_used_ip", String(45), nullable=True),
+    Index("ix_api_tokens_user_id", "user_id"),
+)

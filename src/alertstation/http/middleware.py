@@ -24,7 +24,7 @@ from alertstation.http.access_line import access_fields, access_line, duration_h
 from alertstation.http.client_address import IPNetwork, TrustedProxies
 from alertstation.http.connection import buffer_chunked_body, finish_unread_body
 from alertstation.http.permissions import READ_ONLY_ROLES, read_only_denial
-from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, RouteRegistry
+from alertstation.http.routing import SELF_SERVICE_ROUTES, STATE_CHANGING, Route, RouteRegistry
 from alertstation.logs import ACCESS_LOGGER, access_line_writer, request_id_var
 
 access_log = logging.getLogger(ACCESS_LOGGER)
@@ -166,6 +166,9 @@ class AuthorizationMiddleware:
             return
         if user is None:
             raise Unauthorized("Sign in to continue.")
+        token = getattr(req.context, "token", None)
+        if token is not None:
+            _check_token(token, route, req.method)
         self_service = (req.method, route.path) in SELF_SERVICE_ROUTES
         if req.method in STATE_CHANGING and user.role in READ_ONLY_ROLES and not self_service:
             raise Forbidden(read_only_denial(user.role))
@@ -182,3 +185,19 @@ class AuthorizationMiddleware:
         if length is not None and length > limit:
             raise PayloadTooLarge(f"Request body of {length} bytes is over the {limit}-byte limit.")
         buffer_chunked_body(req, limit)
+
+
+TOKEN_NOT_ACCEPTED = "This route takes a signed-in browser session, never an API token."
+TOKEN_SCOPE_DENIED = "The API token's scopes do not cover this route."
+
+
+def _check_token(token: Any, route: Route, method: str) -> None:
+    """Refuse a request made with an API token that its route or its scopes do not allow.
+
+    ``token.scopes`` is a frozenset of scope names; the owner's own rights are checked after
+    this, as for a session, so the token gets the intersection of both.
+    """
+    if not route.accepts_token:
+        raise Forbidden(TOKEN_NOT_ACCEPTED, code="token_not_accepted")
+    if not route.access.covered_by(method, token.scopes):
+        raise Forbidden(TOKEN_SCOPE_DENIED, code="token_scope")

@@ -53,6 +53,13 @@ PERMISSION_ACTIONS: MappingProxyType[str, str] = MappingProxyType(
 )
 
 
+# API token scopes: every permission of the catalog, plus ``read`` (every GET route that only
+# needs sign-in) and ``admin`` (routes that require the admin role; only an admin may grant it).
+READ_SCOPE = "read"
+ADMIN_SCOPE = "admin"
+TOKEN_SCOPES: tuple[str, ...] = (READ_SCOPE, *PERMISSIONS, ADMIN_SCOPE)
+
+
 def role_permissions(role: str) -> frozenset[str]:
     """Return the permissions a role grants; an unknown role grants nothing."""
     return ROLES.get(role, frozenset())

@@ -21,8 +21,10 @@ import falcon.inspect
 from falcon.routing import CompiledRouter
 
 from alertstation.http.permissions import (
+    ADMIN_SCOPE,
     PERMISSIONS,
     READ_ONLY_ROLES,
+    READ_SCOPE,
     ROLES,
     permission_denial,
     role_denial,
@@ -33,11 +35,19 @@ STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 _SUFFIX = re.compile(r"^[a-z][a-z0-9_]*$")
 
-# The only state-changing routes that need no permission or role: signing in, signing out and
-# changing one's own password concern the caller's own account, whatever their role.
+# The only state-changing routes that need no permission or role: signing in, signing out,
+# changing one's own password and managing one's own API tokens concern the caller's own
+# account, whatever their role. They accept a cookie session only, never an API token.
 SELF_SERVICE_ROUTES = frozenset(
-    {("POST", "/auth/login"), ("POST", "/auth/logout"), ("POST", "/account/password")}
+    {
+        ("POST", "/auth/login"),
+        ("POST", "/auth/logout"),
+        ("POST", "/account/password"),
+        ("POST", "/api/tokens"),
+        ("DELETE", "/api/tokens/{token_id:int}"),
+    }
 )
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 class RouteConfigError(RuntimeError):
@@ -65,6 +75,21 @@ class Access:
         if self.kind == "permission":
             return self.name in role_permissions(user.role)
         return user.role == self.name
+
+    def covered_by(self, method: str, scopes: frozenset[str]) -> bool:
+        """Tell whether an API token's ``scopes`` cover this rule for ``method``.
+
+        ``read`` covers GET (and HEAD) of the routes that only need sign-in; a permission covers
+        the routes that require it; ``admin`` covers the routes that require the admin role.
+        The owner's own rights are checked apart (:meth:`allows`): a token gets both or nothing.
+        """
+        if self.kind == "public":
+            return True
+        if self.kind == "signed_in":
+            return method in READ_METHODS and READ_SCOPE in scopes
+        if self.kind == "permission":
+            return self.name in scopes
+        return self.name == "admin" and ADMIN_SCOPE in scopes
 
     def denial(self) -> str:
         """Return, in words, why a caller this rule refuses is refused."""
@@ -100,6 +125,12 @@ class Route:
     suffix: str | None = None
     summary: str = ""
     max_body: int | None = None  # bytes; None means the station-wide request limit
+    cookie_only: bool = False  # a signed-in browser session only, never an API token
+
+    @property
+    def accepts_token(self) -> bool:
+        """Tell whether an API token may call this route (scopes permitting)."""
+        return not self.cookie_only and (self.method, self.path) not in SELF_SERVICE_ROUTES
 
     @property
     def responder_name(self) -> str:

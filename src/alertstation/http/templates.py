@@ -56,6 +56,7 @@ NAVIGATION: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Security", "/security/center", None, None),
     ("Users", "/admin/users", "system.manage_users", "Admin"),
     ("Sessions", "/admin/sessions", "system.manage_users", "Admin"),
+    ("API tokens", "/admin/tokens", "system.manage_users", "Admin"),
     ("Backup", "/admin/operations/backup", "system.configure", "Admin"),
     ("Database upkeep", "/admin/optimize_db", "system.configure", "Admin"),
     ("Upgrade", "/admin/operations/upgrade", "system.configure", "Admin"),

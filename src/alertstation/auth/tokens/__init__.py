@@ -1,0 +1,1 @@
+"""API tokens for automation clients: service (create, look up, revoke), resources, routes."""
