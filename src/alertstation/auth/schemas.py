@@ -47,8 +47,39 @@ SESSION = named(
     ),
 )
 CREDENTIALS = body(username=STRING, password=STRING, next=STRING)
+API_TOKEN = named(
+    "ApiToken",
+    obj(
+        id=ID,
+        user_id=ID,
+        username=STRING,
+        name=STRING,
+        prefix=STRING,
+        scopes=array(STRING),
+        created_at=TIMESTAMP,
+        expires_at=nullable(TIMESTAMP),
+        revoked_at=nullable(TIMESTAMP),
+        last_used_at=nullable(TIMESTAMP),
+        last_used_ip=nullable(STRING),
+        state=STRING,
+    ),
+)
 
 SCHEMAS: dict[RouteKey, RouteSchema] = {
+    ("GET", "/api/tokens"): api(obj(tokens=array(API_TOKEN), grantable_scopes=array(STRING))),
+    ("POST", "/api/tokens"): api(
+        obj(token=STRING, api_token=API_TOKEN),
+        status=201,
+        request=body(
+            name=STRING,
+            scopes=array(STRING),
+            expires_in_days=nullable({"type": "integer", "minimum": 1, "maximum": 3650}),
+        ),
+    ),
+    ("DELETE", "/api/tokens/{token_id:int}"): api(obj(revoked=ID, api_token=API_TOKEN)),
+    ("GET", "/account/tokens"): page(),
+    ("GET", "/admin/tokens"): api(obj(tokens=array(API_TOKEN)), also=("text/html",)),
+    ("DELETE", "/api/admin/tokens/{token_id:int}"): api(obj(revoked=ID, api_token=API_TOKEN)),
     ("GET", "/login"): RouteSchema(
         media=("text/html",), query={"next": STRING}, responses={303: None}
     ),
