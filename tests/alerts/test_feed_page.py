@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -86,3 +87,62 @@ def test_an_import_sent_without_script_comes_back_to_the_page_with_its_result(
     headers["Accept"] = "application/json"
     again = operator.request("POST", "/admin/import_alert", body=body, headers=headers)
     assert again.status_code == 200 and again.json["alerts"][0]["outcome"] == "duplicate"
+
+
+def test_a_feed_is_edited_without_script_and_a_refused_form_comes_back_marked(
+    station: StationHarness,
+) -> None:
+    station.add_user("ops", "operator")
+    operator = station.sign_in("ops")
+    secret_url = "https://reader:s3cret-pass@127.0.0.1:9/alerts.xml"
+    made = operator.request(
+        "POST", SOURCES, json={"name": "County", "kind": "cap-xml", "url": secret_url}
+    )
+    feed_id = made.json["id"]
+    html = {"Accept": "text/html"}
+    page = operator.request("GET", "/admin/poller", headers=html)
+    assert f'href="/admin/poller?edit={feed_id}#feed-form-heading"' in page.text
+    # The Edit link opens the form on the feed, posting to the feed's own address.
+    opened = operator.request("GET", f"/admin/poller?edit={feed_id}", headers=html)
+    assert f'action="/admin/poller/sources/{feed_id}"' in opened.text
+    assert 'value="County"' in opened.text and "s3cret-pass" not in opened.text
+    shown_url = made.json["url"]
+
+    def send(fields: dict[str, str]) -> object:
+        form = {"csrf_token": operator.csrf, "kind": "cap-xml", "url": shown_url, **fields}
+        return operator.request(
+            "POST",
+            f"{SOURCES}/{feed_id}",
+            csrf=False,  # the form's own field carries the token
+            body=urlencode(form),
+            headers={**html, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+
+    refused = send({"name": "", "interval_seconds": "5", "read_timeout": "15"})
+    assert refused.status_code == 422
+    assert 'id="feed-name" name="name"' in refused.text
+    assert 'aria-invalid="true" aria-describedby="feed-name-error"' in refused.text
+    assert 'id="feed-interval-error"' in refused.text and "Poll every (seconds) must" in (
+        refused.text
+    )
+    assert 'value="5"' in refused.text, "what was sent is shown again"
+
+    saved = send({"name": "County EM", "interval_seconds": "120", "read_timeout": "20"})
+    assert saved.status_code == 303
+    assert saved.headers["location"].startswith("/admin/poller?saved=County+EM")
+    after = operator.request("GET", f"{SOURCES}", headers={"Accept": "application/json"})
+    (feed,) = after.json["sources"]
+    assert (feed["name"], feed["interval_seconds"], feed["read_timeout"]) == ("County EM", 120, 20)
+    assert feed["enabled"] is False, "an unticked box disables the feed"
+    assert feed["url_has_credentials"], "the address left as shown keeps its stored sign-in"
+    back = operator.request("GET", saved.headers["location"], headers=html)
+    assert "Saved the feed County" in back.text
+    # Without the form's token the change is refused.
+    forged = operator.request(
+        "POST",
+        f"{SOURCES}/{feed_id}",
+        csrf=False,
+        body=urlencode({"name": "Forged", "kind": "cap-xml"}),
+        headers={**html, "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert forged.status_code == 403

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from sqlalchemy import select
+
+from alertstation.audit.tables import audit_logs
 from tests.support import PASSWORD
 from tests.support import StationHarness as Station
 
@@ -77,3 +82,73 @@ def test_users_page_lists_accounts(station: Station) -> None:
     assert f'<meta name="csrf-token" content="{boss.csrf}">' in page.text
     sessions_page = boss.request("GET", "/admin/sessions")
     assert sessions_page.status_code == 200 and "this session" in sessions_page.text
+
+
+def _fields(answer: object) -> list[str]:
+    return [error["field"] for error in answer.json["error"]["details"]["errors"]]
+
+
+def test_refusals_name_their_fields_every_one_at_once(station: Station) -> None:
+    boss_id = station.add_user("boss", "admin")
+    boss = station.sign_in("boss")
+    bad = boss.request(
+        "POST", "/admin/users", json={"username": "x", "role": "root", "password": "short"}
+    )
+    assert bad.status_code == 422 and _fields(bad) == ["username", "role", "password"]
+    assert bad.json["error"]["details"]["field"] == "username"
+    taken = boss.request(
+        "POST", "/admin/users", json={"username": "BOSS", "role": "viewer", "password": PASSWORD}
+    )
+    assert taken.status_code == 409 and taken.json["error"]["details"]["field"] == "username"
+    for body, field in (({"role": "operator"}, "role"), ({"is_active": False}, "is_active")):
+        refused = boss.request("PATCH", f"/admin/users/{boss_id}", json=body)
+        assert refused.json["error"]["code"] == "last_admin"
+        assert refused.json["error"]["details"]["field"] == field
+    own = boss.request(
+        "POST",
+        "/account/password",
+        json={"current_password": "not it at all", "new_password": "short"},
+    )
+    assert own.json["error"]["code"] == "wrong_password"
+    assert _fields(own) == ["current_password", "new_password"]
+    assert "new_password must be at least" in own.json["error"]["details"]["errors"][1]["message"]
+    same = boss.request(
+        "POST", "/account/password", json={"current_password": PASSWORD, "new_password": PASSWORD}
+    )
+    assert same.json["error"]["details"]["field"] == "new_password"
+
+
+def test_an_admin_resets_a_password_which_signs_that_account_out(station: Station) -> None:
+    boss_id = station.add_user("boss", "admin")
+    ops_id = station.add_user("ops", "operator")
+    boss = station.sign_in("boss")
+    ops = station.sign_in("ops")
+    short = boss.request("PATCH", f"/admin/users/{ops_id}", json={"password": "short"})
+    assert short.status_code == 422 and short.json["error"]["details"]["field"] == "password"
+    assert ops.request("GET", "/auth/session").status_code == 200, "a refusal changes nothing"
+    new = "a password the admin chose"
+    reset = boss.request("PATCH", f"/admin/users/{ops_id}", json={"password": new})
+    assert reset.status_code == 200 and reset.json["changed"] == ["password"]
+    assert new not in reset.text
+    assert ops.request("GET", "/auth/session").status_code == 401
+    station.sign_in("ops", password=new)
+    with station.engine.connect() as conn:
+        details = conn.execute(
+            select(audit_logs.c.details)
+            .where(audit_logs.c.action == "config.updated", audit_logs.c.target == "user:ops")
+            .order_by(audit_logs.c.id.desc())
+        ).scalar()
+    assert json.loads(details)["fields"] == ["password"] and new not in details
+    # An admin resetting their own password keeps the session they did it from.
+    elsewhere = station.sign_in("boss")
+    mine = boss.request("PATCH", f"/admin/users/{boss_id}", json={"password": new + " too"})
+    assert mine.status_code == 200
+    assert boss.request("GET", "/auth/session").status_code == 200
+    assert elsewhere.request("GET", "/auth/session").status_code == 401
+    # Only system.manage_users may.
+    assert (
+        station.sign_in("ops", password=new)
+        .request("PATCH", f"/admin/users/{boss_id}", json={"password": "x" * 20})
+        .status_code
+        == 403
+    )

@@ -47,9 +47,11 @@ def test_sign_in_manage_users_terminate_a_session_and_see_the_audit_rows(
         expect(page.locator('tr[data-username="watcher"]')).to_be_visible()
         expect(page.locator('tr[data-username="watcher"] select')).to_have_value("viewer")
 
-        # The last admin cannot be demoted: the page says so and keeps the role.
+        # The last admin cannot be demoted: the page says so beside the role and keeps it.
         page.locator('tr[data-username="chief"] select').select_option("operator")
-        expect(page.locator("#users-status")).to_contain_text("last enabled admin")
+        expect(page.locator('tr[data-username="chief"] .field-error')).to_contain_text(
+            "last enabled admin"
+        )
         expect(page.locator('tr[data-username="chief"] select')).to_have_value("admin")
 
         # End the operator's session from the sessions page.
@@ -118,7 +120,7 @@ def test_changing_own_password(page: Page, live_server: LiveServer) -> None:
     page.get_by_label("Current password").fill("wrong password entirely")
     page.get_by_label("New password (at least 12 characters)").fill("a newer password here")
     page.get_by_role("button", name="Change password").click()
-    expect(page.locator("#password-form .status")).to_contain_text("not correct")
+    expect(page.locator("#current_password-error")).to_contain_text("not correct")
     page.get_by_label("Current password").fill(OPS_PASSWORD)
     page.get_by_role("button", name="Change password").click()
     expect(page.locator("#password-form .status")).to_contain_text("Password changed")

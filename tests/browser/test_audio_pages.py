@@ -7,7 +7,7 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from sqlalchemy import insert, select
 
 from alertstation.audio import alerts
@@ -223,6 +223,24 @@ def test_a_source_card_meters_marks_clipping_names_the_last_header_and_plays_the
     assert page_log.csp_violations() == []
 
 
+def assert_scale_readable(scale: Locator) -> None:
+    """The meter's shown dBFS labels sit apart (2 px at least), inside the meter, -60 and 0 kept."""
+    boxes = scale.evaluate(
+        """(ol) => [...ol.children].filter((li) => li.offsetParent !== null).map((li) => {
+             const box = li.getBoundingClientRect();
+             return {text: li.textContent, left: box.left, right: box.right};
+           })"""
+    )
+    meter = scale.evaluate(
+        "(ol) => { const b = ol.getBoundingClientRect(); return [b.left, b.right]; }"
+    )
+    texts = [box["text"] for box in boxes]
+    assert texts[0] == "-60" and texts[-1] == "0" and len(texts) >= 4, texts
+    for before, after in zip(boxes, boxes[1:], strict=False):
+        assert before["right"] + 2 <= after["left"], f"{before} overlaps {after}"
+    assert meter[0] - 0.5 <= boxes[0]["left"] and boxes[-1]["right"] <= meter[1] + 0.5
+
+
 @pytest.mark.parametrize("width", sorted(WIDTHS))
 def test_the_sources_page_and_its_form_fit_a_phone_and_pass_axe(
     page: Page, page_log: PageLog, live_server: LiveServer, width: str
@@ -248,6 +266,7 @@ def test_the_sources_page_and_its_form_fit_a_phone_and_pass_axe(
     page.goto("/audio")
     card = page.locator(f"#audio-source-{source_id}")
     expect(card.locator(".audio-meter-peak")).to_be_visible()
+    assert_scale_readable(card.locator(".audio-meter-scale"))
     card.get_by_role("button", name="Edit").click()
     expect(page.locator("#audio-f-password-hint")).to_contain_text("A password is stored")
     page.locator("#audio-f-name").fill("")

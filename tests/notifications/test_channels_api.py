@@ -34,6 +34,11 @@ def test_channels_are_added_edited_tested_and_removed_without_showing_the_url(
     bad = admin.request("POST", api, json={**body, "events": ["nope"]})
     assert bad.status_code == 422 and bad.json["error"]["details"]["field"] == "events"
     assert SECRET not in admin.request("POST", api, json={**body, "url": "no-scheme"}).text
+    # Every bad field at once, each named, and the URL not echoed.
+    several = admin.request("POST", api, json={"name": " ", "url": f"x{SECRET}", "events": 3})
+    assert several.status_code == 422 and SECRET not in several.text
+    errors = several.json["error"]["details"]["errors"]
+    assert [error["field"] for error in errors] == ["name", "url", "events"]
 
     made = admin.request("POST", api, json=body)
     assert made.status_code == 201, made.text

@@ -277,7 +277,9 @@ class OwnPassword:
                 SIGN_IN_BUSY, code="sign_in_busy", retry_after=busy.retry_after
             ) from None
         if not correct:
-            self._wrong_password(req, resp, user.username, session)
+            with station.engine.connect() as conn:
+                problem = service.password_problem(conn, new, user.username, "new_password")
+            self._wrong_password(req, resp, user.username, session, new_problem=problem)
         with begin_write(station.engine) as conn:
             service.change_own_password(conn, user.id, current, new)
             ended = sessions.end_sessions(
@@ -298,6 +300,8 @@ class OwnPassword:
         resp: falcon.Response,
         username: str,
         session: sessions.ActiveSession | None,
+        *,
+        new_problem: str = "",
     ) -> None:
         station = self._station
         station.ledger.record_now(
@@ -325,7 +329,11 @@ class OwnPassword:
                 f"The current password was wrong {failures} times; you have been signed out.",
                 code="session_ended",
             )
-        raise Invalid("the current password is not correct", code="wrong_password")
+        wrong = "the current password is not correct"
+        errors = [{"field": "current_password", "message": wrong}]
+        if new_problem:  # the form shows every error at once
+            errors.append({"field": "new_password", "message": new_problem})
+        raise Invalid(wrong, code="wrong_password", field="current_password", errors=errors)
 
 
 class UsersPage:
@@ -372,27 +380,45 @@ class UsersApi:
 
 
 class UserItem:
-    """PATCH/DELETE /admin/users/{user_id}: change role or enabled flag; delete."""
+    """PATCH/DELETE /admin/users/{user_id}: change role, enabled flag or password; delete.
+
+    A new ``password`` (checked against the password policy) ends the account's sessions, as
+    ``alertstation user passwd`` does; the audit row names the field, never the value.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, user_id: int) -> None:
         body = json_object(req)
-        unknown = set(body) - {"role", "is_active"}
+        unknown = sorted(set(body) - {"role", "is_active", "password"})
         if unknown:
-            raise Invalid(f"unknown field(s): {', '.join(sorted(unknown))}")
+            raise Invalid(f"unknown field(s): {', '.join(unknown)}", field=unknown[0])
         role = body.get("role")
         if role is not None and not isinstance(role, str):
             raise Invalid("role must be a string", field="role")
         is_active = optional_bool(body, "is_active")
+        password = string_field(body, "password") if "password" in body else None
         station = self._station
         with begin_write(station.engine) as conn:
             before = service.get_user(conn, user_id)
             user, changed = service.update_user(conn, user_id, role=role, is_active=is_active)
-            if is_active is False:
+            if password is not None:
+                service.set_password(conn, user_id, password)
+                changed = sorted([*changed, "password"])
+            if is_active is False or password is not None:
+                reason = (
+                    sessions.ENDED_USER_DISABLED
+                    if is_active is False
+                    else sessions.ENDED_PASSWORD_CHANGED
+                )
+                own = req.context.session if user_id == req.context.user.id else None
                 sessions.end_sessions(
-                    conn, reason=sessions.ENDED_USER_DISABLED, now=station.clock(), user_id=user_id
+                    conn,
+                    reason=reason,
+                    now=station.clock(),
+                    user_id=user_id,
+                    keep_session_id=own.id if own else None,
                 )
             if changed:
                 station.ledger.record_config_update(

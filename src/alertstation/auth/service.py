@@ -14,7 +14,7 @@ from alertstation.auth.passwords import hash_password, verify_password
 from alertstation.auth.policy import load_policy
 from alertstation.auth.tables import users
 from alertstation.db.types import utcnow
-from alertstation.errors import Conflict, Invalid, NotFound
+from alertstation.errors import Conflict, FieldError, Invalid, NotFound, raise_field_errors
 from alertstation.http.permissions import validate_role
 
 USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,63}$")
@@ -60,40 +60,74 @@ def _user(row: Row[Any]) -> User:
     )
 
 
-def _checked_password_hash(conn: Connection, password: str, username: str | None) -> str:
-    """Hash ``password`` after checking it against the station's password policy."""
+def password_problem(conn: Connection, password: Any, username: str | None, field: str) -> str:
+    """Return why ``password`` is refused for ``username``, worded for ``field``, or "" when
+    it passes (so a form can report it beside its other errors)."""
     if not isinstance(password, str):
-        raise Invalid("password must be a string")
-    problem = load_policy(conn).problem(password, username)
+        return f"{field} must be a string"
+    problem = load_policy(conn).problem(password, username) or ""
+    if problem.startswith("password ") and field != "password":
+        problem = field + problem[len("password") :]
+    return problem
+
+
+def _checked_password_hash(
+    conn: Connection, password: str, username: str | None, *, field: str = "password"
+) -> str:
+    """Hash ``password`` after checking it against the station's password policy.
+
+    A refusal is 422 naming ``field`` (the form's field: ``password``, ``new_password``).
+    """
+    problem = password_problem(conn, password, username, field)
     if problem:
-        raise Invalid(problem, code="password_policy")
+        raise Invalid(problem, code="password_policy", field=field)
     try:
         return hash_password(password)
     except ValueError as ex:
-        raise Invalid(str(ex)) from ex
+        raise Invalid(str(ex), field=field) from ex
 
 
 def _checked_role(role: str) -> str:
     try:
         return validate_role(role)
     except ValueError as ex:
-        raise Invalid(str(ex)) from ex
+        raise Invalid(str(ex), field="role") from ex
+
+
+USERNAME_RULE = (
+    "username must be 2-64 characters of letters, digits, '.', '_' or '-', "
+    "starting with a letter or digit"
+)
 
 
 def create_user(conn: Connection, *, username: str, role: str, password: str) -> User:
-    """Create an account; raise Invalid for a bad name, role or password, Conflict if taken."""
+    """Create an account; raise Invalid for a bad name, role or password, Conflict if taken.
+
+    Every bad field is reported at once: ``details.errors`` lists ``{field, message}``.
+    """
+    errors: list[FieldError] = []
     if not isinstance(username, str) or not USERNAME_PATTERN.match(username):
-        raise Invalid(
-            "username must be 2-64 characters of letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    _checked_role(role)
+        errors.append(FieldError("username", USERNAME_RULE))
+    try:
+        _checked_role(role)
+    except Invalid as ex:
+        errors.append(FieldError("role", ex.message))
+    name = username if isinstance(username, str) else None
+    problem = password_problem(conn, password, name, "password")
+    if problem:
+        errors.append(FieldError("password", problem))
+    try:
+        raise_field_errors(errors)
+    except FieldError as ex:
+        raise ex.as_app_error() from None
     password_hash = _checked_password_hash(conn, password, username)
     taken = conn.execute(
         select(users.c.id).where(func.lower(users.c.username) == username.lower())
     ).first()
     if taken:
-        raise Conflict(f"username {username!r} is already taken", code="username_taken")
+        raise Conflict(
+            f"username {username!r} is already taken", code="username_taken", field="username"
+        )
     now = utcnow()
     user_id = conn.execute(
         insert(users)
@@ -164,11 +198,18 @@ def count_active_admins(conn: Connection) -> int:
 
 
 def _guard_last_admin(conn: Connection, user: User, *, role: str, is_active: bool) -> None:
-    """Refuse a change that would leave the station with no enabled admin."""
+    """Refuse a change that would leave the station with no enabled admin.
+
+    The refusal names the field that would do it: ``role`` (a demotion), ``is_active``
+    (disabling); deleting names none.
+    """
     loses_admin = user.role == "admin" and user.is_active and (role != "admin" or not is_active)
     if loses_admin and count_active_admins(conn) <= 1:
+        fields = {"field": "role" if role and role != "admin" else "is_active"} if role else {}
         raise Conflict(
-            "the last enabled admin cannot be demoted, disabled or deleted", code="last_admin"
+            "the last enabled admin cannot be demoted, disabled or deleted",
+            code="last_admin",
+            **fields,
         )
 
 
@@ -200,12 +241,15 @@ def delete_user(conn: Connection, user_id: int) -> User:
     return user
 
 
-def set_password(conn: Connection, user_id: int, password: str) -> None:
-    """Replace an account's password (checked against the password policy)."""
+def set_password(conn: Connection, user_id: int, password: str, *, field: str = "password") -> None:
+    """Replace an account's password (checked against the password policy).
+
+    A refused password is 422 naming ``field``, the form's name for it.
+    """
     username = conn.execute(select(users.c.username).where(users.c.id == user_id)).scalar()
     if username is None:
         raise NotFound(f"no user with id {user_id}")
-    password_hash = _checked_password_hash(conn, password, username)
+    password_hash = _checked_password_hash(conn, password, username, field=field)
     now = utcnow()
     result = conn.execute(
         update(users)
@@ -228,7 +272,9 @@ def change_own_password(
     """Change a password after checking the current one."""
     row = conn.execute(select(users.c.password_hash).where(users.c.id == user_id)).first()
     if row is None or not verify_password(row.password_hash, current_password):
-        raise Invalid("the current password is not correct", code="wrong_password")
+        raise Invalid(
+            "the current password is not correct", code="wrong_password", field="current_password"
+        )
     if current_password == new_password:
-        raise Invalid("the new password must differ from the current one")
-    set_password(conn, user_id, new_password)
+        raise Invalid("the new password must differ from the current one", field="new_password")
+    set_password(conn, user_id, new_password, field="new_password")

@@ -22,7 +22,7 @@ from typing import Any, Final
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from alertstation.db.types import utcnow
-from alertstation.errors import Invalid, NameTaken, NotFound
+from alertstation.errors import FieldError, Invalid, NameTaken, NotFound, raise_field_errors
 from alertstation.notifications import events as ev
 from alertstation.notifications.tables import (
     notification_channels,
@@ -170,29 +170,44 @@ def kind_of(url: str) -> str:
 
 
 def check_channel(body: dict[str, Any], *, creating: bool) -> ChannelInput:
-    """Check a channel body (``name``, ``url``, ``events``, ``enabled``); Invalid names a field.
+    """Check a channel body (``name``, ``url``, ``events``, ``enabled``).
 
     Creating needs a name and a URL. On edit a field left out keeps its value, and so does a
-    blank URL (the stored secret is never sent back to be re-entered).
+    blank URL (the stored secret is never sent back to be re-entered). Every bad field is
+    reported at once: 422 with ``details.errors`` (``[{field, message}]``).
     """
+    errors: list[FieldError] = []
     unknown = sorted(set(body) - {"name", "url", "events", "enabled"})
     if unknown:
-        raise Invalid(f"not a channel field: {', '.join(unknown)}", field=unknown[0])
+        errors.append(FieldError(unknown[0], f"not a channel field: {', '.join(unknown)}"))
     name = body.get("name")
     if name is not None or creating:
         if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
-            raise Invalid(f"name: 1-{MAX_NAME} characters", field="name")
-        name = name.strip()
+            errors.append(FieldError("name", f"name: 1-{MAX_NAME} characters"))
+            name = None
+        else:
+            name = name.strip()
     raw_url = body.get("url")
-    url = None if raw_url in (None, "") and not creating else check_url(raw_url)
+    url = None
+    if raw_url not in (None, "") or creating:
+        try:
+            url = check_url(raw_url)
+        except Invalid as ex:
+            errors.append(FieldError("url", ex.message))
     events = body.get("events", [] if creating else None)
     if events is not None:
         if not isinstance(events, list) or any(e not in ev.EVENTS for e in events):
-            raise Invalid(f"events: a list of {', '.join(ev.EVENTS)}", field="events")
-        events = list(dict.fromkeys(events))
+            errors.append(FieldError("events", f"events: a list of {', '.join(ev.EVENTS)}"))
+            events = None
+        else:
+            events = list(dict.fromkeys(events))
     enabled = body.get("enabled", True if creating else None)
     if enabled is not None and not isinstance(enabled, bool):
-        raise Invalid("enabled: true or false", field="enabled")
+        errors.append(FieldError("enabled", "enabled: true or false"))
+    try:
+        raise_field_errors(errors)
+    except FieldError as ex:
+        raise ex.as_app_error() from None
     return ChannelInput(name, url, events, enabled)
 
 

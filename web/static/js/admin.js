@@ -28,42 +28,81 @@
 
   function reloadSoon() { window.setTimeout(function () { window.location.reload(); }, 400); }
 
-  // Users page
+  // Users page: every form goes through FormErrors (all errors at once, beside their fields).
   const createForm = document.getElementById("create-user-form");
   if (createForm) {
     createForm.addEventListener("submit", function (event) {
       event.preventDefault();
       const form = new FormData(createForm);
-      call("POST", "/admin/users", {
+      FormErrors.send(createForm, "/admin/users", { json: {
         username: form.get("username"), role: form.get("role"), password: form.get("password"),
-      }).then(function (data) { say("users-status", "Added " + data.user.username + "."); reloadSoon(); })
-        .catch(function (err) { say("users-status", err.message, true); });
+      } }).then(function (data) { say("users-status", "Added " + data.user.username + "."); reloadSoon(); })
+        .catch(function (err) { if (!err.shown) say("users-status", err.message, true); });
     });
   }
+
+  // A user's row: the role select (form="user-N"), Enable/Disable and Delete sit in the form
+  // user-N; a refusal of the whole account (is_active, delete) goes to that form's summary.
+  function userForm(id) { return document.getElementById("user-" + id); }
+  function patchUser(id, body) {
+    const form = userForm(id);
+    return FormErrors.send(form, "/admin/users/" + id, { method: "PATCH", json: body }).catch(function (err) {
+      if (!err.shown) FormErrors.show(form, [{ field: null, message: err.message }]);
+      throw err;
+    });
+  }
+  function onAccount(errors) {
+    return errors.map(function (e) { return e.field === "role" ? e : { field: null, message: e.message }; });
+  }
   document.querySelectorAll(".role-select").forEach(function (select) {
-    const original = select.value;
+    let saved = select.value;
     select.addEventListener("change", function () {
-      call("PATCH", "/admin/users/" + select.dataset.userId, { role: select.value })
-        .then(function () { say("users-status", "Role changed."); })
-        .catch(function (err) { select.value = original; say("users-status", err.message, true); });
+      patchUser(select.dataset.userId, { role: select.value })
+        .then(function () { saved = select.value; say("users-status", "Role changed."); })
+        .catch(function () { select.value = saved; });
     });
   });
   document.querySelectorAll(".toggle-active").forEach(function (button) {
     button.addEventListener("click", function () {
       const enable = button.dataset.active !== "true";
-      call("PATCH", "/admin/users/" + button.dataset.userId, { is_active: enable })
+      const form = userForm(button.dataset.userId);
+      fetchJson("PATCH", "/admin/users/" + button.dataset.userId, { is_active: enable })
         .then(function () { reloadSoon(); })
-        .catch(function (err) { say("users-status", err.message, true); });
+        .catch(function (errors) { FormErrors.show(form, onAccount(errors)); });
     });
   });
   document.querySelectorAll(".delete-user").forEach(function (button) {
     button.addEventListener("click", function () {
       if (!window.confirm("Delete " + button.dataset.username + "? This cannot be undone.")) return;
-      call("DELETE", "/admin/users/" + button.dataset.userId)
+      const form = userForm(button.dataset.userId);
+      fetchJson("DELETE", "/admin/users/" + button.dataset.userId)
         .then(function () { reloadSoon(); })
-        .catch(function (err) { say("users-status", err.message, true); });
+        .catch(function (errors) { FormErrors.show(form, onAccount(errors)); });
     });
   });
+  document.querySelectorAll("form.user-password").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      FormErrors.send(form, "/admin/users/" + form.dataset.userId, {
+        method: "PATCH", json: { password: form.elements.password.value },
+      }).then(function () { form.reset(); say("users-status", "Password set; that account was signed out."); })
+        .catch(function (err) { if (!err.shown) FormErrors.show(form, [{ field: null, message: err.message }]); });
+    });
+  });
+
+  // A JSON call whose refusal rejects with the envelope's [{field, message}] (FormErrors reads it).
+  function fetchJson(method, url, body) {
+    return fetch(url, {
+      method: method, credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (!response.ok) throw FormErrors.fromAnswer(data, response.status);
+        return data;
+      });
+    }, function (err) { throw [{ field: null, message: err.message }]; });
+  }
 
   // Sessions page
   document.querySelectorAll("button.terminate").forEach(function (button) {
@@ -83,17 +122,18 @@
     });
   }
 
-  // Account page
+  // Account page: errors beside the current or the new password.
   const passwordForm = document.getElementById("password-form");
   if (passwordForm) {
     const status = passwordForm.querySelector(".status");
     passwordForm.addEventListener("submit", function (event) {
       event.preventDefault();
       const form = new FormData(passwordForm);
-      call("POST", "/account/password", {
+      say(status, "");
+      FormErrors.send(passwordForm, "/account/password", { json: {
         current_password: form.get("current_password"), new_password: form.get("new_password"),
-      }).then(function () { passwordForm.reset(); say(status, "Password changed."); })
-        .catch(function (err) { say(status, err.message, true); });
+      } }).then(function () { passwordForm.reset(); say(status, "Password changed."); })
+        .catch(function (err) { if (!err.shown) say(status, err.message, true); });
     });
   }
 })();

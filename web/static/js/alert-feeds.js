@@ -167,9 +167,22 @@
     }
 
     document.querySelectorAll(".feed-edit").forEach(function (button) {
-      button.addEventListener("click", function () { startEdit(rowFeed(button)); });
+      // A link (/admin/poller?edit=N) without script; with it, the form opens in place.
+      button.addEventListener("click", function (event) { event.preventDefault(); startEdit(rowFeed(button)); });
     });
-    cancel.addEventListener("click", stopEdit);
+    cancel.addEventListener("click", function (event) {
+      if (form.dataset.editId) return;  // the server's form: its link goes back to the page
+      event.preventDefault();
+      stopEdit();
+    });
+    // Opened on a feed by the server (?edit=N, or a refused form sent without script).
+    if (form.dataset.editId) {
+      const row = document.querySelector('tr[data-feed-id="' + form.dataset.editId + '"]');
+      if (row) {
+        editing = JSON.parse(row.dataset.feed);
+        cancel.hidden = false;
+      }
+    }
 
     form.addEventListener("submit", function (event) {
       event.preventDefault();

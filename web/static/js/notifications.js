@@ -1,4 +1,5 @@
 // The notifications page: add a channel, send a test, remove one (JSON API, CSRF header).
+// The channel form shows the station's refusals beside their fields (js/form-errors.js).
 (function () {
   "use strict";
   const meta = document.querySelector('meta[name="csrf-token"]');
@@ -25,12 +26,13 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const events = Array.from(form.querySelectorAll('input[name="events"]:checked')).map((e) => e.value);
+      say("");
       try {
-        await call("POST", "/api/notifications/channels", {
+        await FormErrors.send(form, "/api/notifications/channels", { json: {
           name: form.elements.name.value, url: form.elements.url.value, events: events,
-        });
+        } });
         window.location.reload();
-      } catch (error) { say(error.message); }
+      } catch (error) { if (!error.shown) { say(error.message); } }
     });
   }
   document.querySelectorAll(".channel-test").forEach((button) => {

@@ -48,8 +48,10 @@ from alertstation.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from alertstation.http.bodies import json_object
+from alertstation.http.bodies import form_or_json, json_object
 from alertstation.http.errors import wants_html
+from alertstation.http.form_errors import field_messages
+from alertstation.http.permissions import role_permissions
 from alertstation.http.uploads import UploadTooLarge, one_file, read_limited
 
 log = logging.getLogger("alertstation.alerts.poll.poller")
@@ -247,8 +249,30 @@ class PollSourceItem:
         self._station = station
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        resp.media = self._update(req, source_id, json_object(req))
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
+        """The feed form sent without script: save and go back to the page (303), or show the
+        page again with each error beside its field (422)."""
+        form, as_json = form_or_json(req)
+        if as_json:
+            raise UnsupportedMediaType("Send the feed form (urlencoded); the API takes PUT.")
         station = self._station
-        body = json_object(req)
+        with station.engine.connect() as conn:
+            stored = source_as_dict(_get(conn, source_id), station.clock())
+        try:
+            saved = self._update(req, source_id, form_body(form, stored))
+        except AppError as ex:
+            if ex.status != 422:
+                raise
+            resp.status = falcon.HTTP_422
+            render_feeds_page(station, req, resp, editing=stored, values=form, error=ex)
+            return
+        resp.status = falcon.HTTP_303
+        resp.location = f"{FEEDS_PAGE}?{urlencode({'saved': saved['name']})}#feeds-heading"
+
+    def _update(self, req: falcon.Request, source_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        station = self._station
         actor = Actor.from_request(req)
         now = station.clock()
         with begin_write(station.engine) as conn:
@@ -271,7 +295,7 @@ class PollSourceItem:
                 after=config,
             )
             row = get_source(conn, source_id)
-        resp.media = {**source_as_dict(row, now), "changed": changed}
+        return {**source_as_dict(row, now), "changed": changed}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, source_id: int) -> None:
         station = self._station
@@ -292,25 +316,111 @@ KIND_LABELS = {
 }
 
 
+#: The feed form's labels, for messages shown by the page itself (the form sent without script).
+FEED_LABELS = {
+    "name": "Feed name",
+    "kind": "Kind of feed",
+    "url": "Feed address",
+    "area": "States or marine areas",
+    "zones": "Zones",
+    "interval_seconds": "Poll every (seconds)",
+    "connect_timeout": "Connect time limit (seconds)",
+    "read_timeout": "Read time limit (seconds)",
+    "enabled": "Poll this feed",
+}
+
+
+def _form_number(text: Any) -> Any:
+    """A number field of the form: an int or float when it reads as one, else the text as sent
+    (the check then names the field)."""
+    if not isinstance(text, str):
+        return text
+    for kind in (int, float):
+        try:
+            return kind(text.strip())
+        except ValueError:
+            continue
+    return text
+
+
+def form_body(form: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """The feed form as sent without script → the body the API takes, as the page's script
+    builds it: an address left as shown keeps the stored one (and any sign-in in it); states and
+    zones belong to the weather service API only; an unticked box is ``enabled: false``."""
+    kind = str(form.get("kind", stored["kind"]))
+    body: dict[str, Any] = {
+        "name": str(form.get("name", "")),
+        "kind": kind,
+        "enabled": "enabled" in form,
+    }
+    url = str(form.get("url", "")).strip()
+    if url != stored["url"]:
+        body["url"] = url
+    for name in ("interval_seconds", "connect_timeout", "read_timeout"):
+        if str(form.get(name, "")).strip():
+            body[name] = _form_number(form[name])
+    json_api = kind == "json-api"
+    body["area"] = str(form.get("area", "")) if json_api else ""
+    body["zones"] = str(form.get("zones", "")) if json_api else ""
+    return body
+
+
+def render_feeds_page(
+    station: Station,
+    req: falcon.Request,
+    resp: falcon.Response,
+    *,
+    editing: dict[str, Any] | None = None,
+    values: dict[str, Any] | None = None,
+    error: AppError | None = None,
+) -> None:
+    """Render the feeds page; ``editing`` fills the form with a feed (``values``: what a refused
+    form sent, shown again with ``error``'s messages beside their fields)."""
+    now = station.clock()
+    with station.engine.connect() as conn:
+        feeds = [source_as_dict(row, now) for row in list_sources(conn)]
+    form = dict(values) if values is not None else {}
+    if editing is not None and values is None:
+        form = {
+            **{name: editing[name] for name in FEED_LABELS if name not in ("area", "zones")},
+            "area": ", ".join(editing["area"]),
+            "zones": ", ".join(editing["zones"]),
+        }
+        if not editing["enabled"]:
+            form.pop("enabled")
+    station.templates.page(
+        req,
+        resp,
+        "alert_feeds.html",
+        feeds=feeds,
+        kinds=KIND_LABELS,
+        imported=_imported(req),
+        saved=req.get_param("saved"),
+        import_limit_mib=IMPORT_MAX_BYTES // (1024 * 1024),
+        editing=editing,
+        form=form,
+        errors=field_messages(error, FEED_LABELS) if error is not None else {},
+    )
+
+
 class AlertFeedsPage:
-    """GET /admin/poller: the alert feeds with their health, the feed form and CAP import."""
+    """GET /admin/poller: the alert feeds with their health, the feed form and CAP import.
+
+    ``?edit=<id>`` opens the form on that feed, so a feed is edited without script too.
+    """
 
     def __init__(self, station: Station) -> None:
         self._station = station
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        now = self._station.clock()
-        with self._station.engine.connect() as conn:
-            feeds = [source_as_dict(row, now) for row in list_sources(conn)]
-        self._station.templates.page(
-            req,
-            resp,
-            "alert_feeds.html",
-            feeds=feeds,
-            kinds=KIND_LABELS,
-            imported=_imported(req),
-            import_limit_mib=IMPORT_MAX_BYTES // (1024 * 1024),
-        )
+        station = self._station
+        editing = None
+        edit_id = req.get_param_as_int("edit", min_value=1)
+        user = getattr(req.context, "user", None)
+        if edit_id is not None and user and "system.configure" in role_permissions(user.role):
+            with station.engine.connect() as conn:
+                editing = source_as_dict(_get(conn, edit_id), station.clock())
+        render_feeds_page(station, req, resp, editing=editing)
 
 
 def _imported(req: falcon.Request) -> dict[str, Any] | None:

@@ -40,5 +40,12 @@ def routes(station: Station) -> list[Route]:
         Route("GET", SOURCES, sources, VIEW_CONFIG, summary="Poll sources and their health"),
         Route("POST", SOURCES, sources, CONFIGURE, summary="Add a poll source"),
         Route("PUT", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Change a source"),
+        Route(
+            "POST",
+            SOURCES + "/{source_id:int}",
+            source,
+            CONFIGURE,
+            summary="Change a source from the feed form sent without script (303 to the page)",
+        ),
         Route("DELETE", SOURCES + "/{source_id:int}", source, CONFIGURE, summary="Remove a source"),
     ]
