@@ -95,7 +95,8 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
     ),
     ("DELETE", "/admin/users/{user_id:int}"): api(obj(deleted=ID)),
     ("PATCH", "/admin/users/{user_id:int}"): api(
-        obj(user=USER, changed=array(STRING)), request=body(role=ROLE, is_active=BOOL)
+        obj(user=USER, changed=array(STRING)),
+        request=body(role=ROLE, is_active=BOOL, password=STRING),
     ),
     ("GET", "/api/admin/sessions"): api(
         obj(sessions=array(SESSION)), query={"include_ended": BOOL}

@@ -48,6 +48,11 @@ SCHEMAS: dict[RouteKey, RouteSchema] = {
     ("PUT", "/admin/poller/sources/{source_id:int}"): api(
         obj(changed=array(STRING)), request=SOURCE_FIELDS
     ),
+    # The feed form sent without script: 303 back to the page, or the page again (422) with
+    # each refusal beside its field.
+    ("POST", "/admin/poller/sources/{source_id:int}"): RouteSchema(
+        status=303, urlencoded=SOURCE_FIELDS, responses={422: None}
+    ),
     ("DELETE", "/admin/poller/sources/{source_id:int}"): api(obj(deleted=ID, name=STRING)),
     ("POST", "/admin/trigger_poll"): api(
         obj({"note": STRING}, polled=COUNT, failed=COUNT, stored=COUNT, sources=array(ANY_OBJECT))
