@@ -124,3 +124,34 @@ def test_rolled_up_days_give_the_dashboard_the_raw_rows_give_and_follow_changes(
         prune(conn, clock(), retention_days=5)
         oldest = conn.execute(select(func.min(web_request_days.c.day))).scalar()
     assert oldest is not None and oldest >= today - 5
+
+
+def test_a_long_period_sums_its_lists_from_the_sums_index_as_a_short_one_does(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    rows = oracle.generate(clock())
+    with engine.begin() as conn:
+        for start in range(0, len(rows), 200):
+            conn.execute(web_request_logs.insert().values(rows[start : start + 200]))
+
+    def unfiltered(days: str) -> dict[str, Any]:
+        with engine.connect() as conn:
+            period = parse_period({"days": days}, clock().date())
+            return reports.dashboard(conn, period, Filters(), limit=10_000)
+
+    from_raw_rows = {days: unfiltered(days) for days in ("3", "10", "30")}
+    rollups.ensure_rolled_up(engine, clock())
+    for share in (0, 10_000):  # every period short (read by day), then every period long
+        monkeypatch.setattr(daily, "LONG_SHARE", share)
+        assert {days: unfiltered(days) for days in from_raw_rows} == from_raw_rows
+    if engine.dialect.name != "sqlite":
+        return
+    today = int(clock().timestamp() // 86_400)
+    query = daily.sums_query(today - 30, today - 1, long=True)
+    sql = str(query.compile(engine, compile_kwargs={"literal_binds": True}))
+    with engine.connect() as conn:
+        plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql))
+    # Summed as the index is scanned: no sort of the rows for the grouping.
+    assert "COVERING INDEX ix_web_request_day_groups_sums" in plan
+    assert "TEMP B-TREE" not in plan

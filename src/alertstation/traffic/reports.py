@@ -32,6 +32,8 @@ from alertstation.traffic.tables import hour_of_ts
 from alertstation.traffic.tables import web_request_logs as t
 from alertstation.traffic.tally import DayTotals
 
+Hours = dict[int, rollups.Hour]
+
 VISIT_GAP = tally.VISIT_GAP
 SLOW_MIN_HITS = day_reports.SLOW_MIN_HITS
 LOGIN_PATH = tally.LOGIN_PATH
@@ -115,11 +117,13 @@ def _hour_range(period: Period) -> tuple[int, int]:
     return hour_of_ts(period.start_ts), hour_of_ts(period.end_ts) - 1
 
 
-def _counts(conn: Connection, period: Period, filters: Filters) -> tuple[int, int, int, int]:
-    """Return hits, page views, unique visitors and bytes: from the hourly rollups when there
-    are no drill-down filters, else from the raw rows."""
+def _counts(
+    conn: Connection, period: Period, filters: Filters, hours: Hours | None = None
+) -> tuple[int, int, int, int]:
+    """Return hits, page views, unique visitors and bytes: from the hourly rollups (``hours``,
+    read when not given) when there are no drill-down filters, else from the raw rows."""
     if filters == Filters():
-        hours = rollups.hours(conn, *_hour_range(period))
+        hours = hours if hours is not None else rollups.hours(conn, *_hour_range(period))
         visitors = BitMap.union(*(hour.visitors for hour in hours.values())) if hours else BitMap()
         return (
             sum(hour.hits for hour in hours.values()),
@@ -139,13 +143,18 @@ def _counts(conn: Connection, period: Period, filters: Filters) -> tuple[int, in
 
 
 def summary(
-    conn: Connection, period: Period, filters: Filters, days: DayTotals | None = None
+    conn: Connection,
+    period: Period,
+    filters: Filters,
+    days: DayTotals | None = None,
+    hours: Hours | None = None,
 ) -> dict[str, Any]:
     """Return hits, page views, unique visitors, visits, bounce rate, visit length, bandwidth.
 
-    Without filters the visits come from the daily rollups (``days``, read when not given).
+    Without filters the visits come from the daily rollups (``days``, read when not given) and
+    the counts from the hourly ones (``hours``, read when not given).
     """
-    counts = _counts(conn, period, filters)
+    counts = _counts(conn, period, filters, hours)
     if filters == Filters():
         days = days if days is not None else daily.totals(conn, *day_reports.day_range(period))
         return {
@@ -331,10 +340,15 @@ def slowest_endpoints(
 # --- time -----------------------------------------------------------------------------------
 
 
-def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict[str, Any]]:
-    """Return one entry per day of the period: hits, page views, visitors, bytes (zeros kept)."""
+def time_series(
+    conn: Connection, period: Period, filters: Filters, hours: Hours | None = None
+) -> list[dict[str, Any]]:
+    """Return one entry per day of the period: hits, page views, visitors, bytes (zeros kept);
+    without filters from the hourly rollups (``hours``, read when not given)."""
     if filters == Filters():
-        return _time_series_from_rollups(conn, period)
+        return _time_series_from_rollups(
+            period, hours if hours is not None else rollups.hours(conn, *_hour_range(period))
+        )
     day = (t.c.hour // 24).label("day")
     query = (
         select(
@@ -364,8 +378,7 @@ def time_series(conn: Connection, period: Period, filters: Filters) -> list[dict
     return series
 
 
-def _time_series_from_rollups(conn: Connection, period: Period) -> list[dict[str, Any]]:
-    hours = rollups.hours(conn, *_hour_range(period))
+def _time_series_from_rollups(period: Period, hours: Hours) -> list[dict[str, Any]]:
     first_hour = hour_of_ts(period.start_ts)
     series = []
     for offset in range(period.days):
@@ -387,11 +400,16 @@ def _time_series_from_rollups(conn: Connection, period: Period) -> list[dict[str
     return series
 
 
-def heatmaps(conn: Connection, period: Period, filters: Filters) -> dict[str, Any]:
-    """Return hits by hour of day, by day of week (Monday 0), and the week-by-hour grid."""
+def heatmaps(
+    conn: Connection, period: Period, filters: Filters, hours: Hours | None = None
+) -> dict[str, Any]:
+    """Return hits by hour of day, by day of week (Monday 0), and the week-by-hour grid;
+    without filters from the hourly rollups (``hours``, read when not given)."""
     grid = [[0] * 24 for _ in range(7)]
     if filters == Filters():
-        for hour, value in rollups.hours(conn, *_hour_range(period)).items():
+        if hours is None:
+            hours = rollups.hours(conn, *_hour_range(period))
+        for hour, value in hours.items():
             grid[(hour // 24 + 3) % 7][hour % 24] += value.hits
         return _heatmap_payload(grid)
     hour_of_day = (t.c.hour % 24).label("hour_of_day")
@@ -464,17 +482,19 @@ def dashboard(
     # The visitor bitmaps of the values shown only (``daily.fill_visitors``), below.
     days = daily.totals(conn, *day_reports.day_range(period), visitors=False)
     before = period.previous()
+    # Without filters the summary, the time series and the heatmaps read the same hours: once.
+    hours = rollups.hours(conn, *_hour_range(period)) if filters == Filters() else None
     payload: dict[str, Any] = {
         "filter_meta": filter_meta(conn, period, filters, days),
-        "time_series": time_series(conn, period, filters),
-        **heatmaps(conn, period, filters),
+        "time_series": time_series(conn, period, filters, hours),
+        **heatmaps(conn, period, filters, hours),
     }
     if filters == Filters():
         daily.fill_visitors(conn, days, day_reports.shown(days, limit))
         # The previous period's summary needs its visits only.
         previous_days = daily.totals(conn, *day_reports.day_range(before), lists=False)
         payload.update(
-            summary=summary(conn, period, filters, days),
+            summary=summary(conn, period, filters, days, hours),
             summary_prev=summary(conn, before, filters, previous_days),
             **day_reports.entry_exit(days, limit),
             **day_reports.grouped(days, limit),

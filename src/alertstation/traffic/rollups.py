@@ -161,13 +161,22 @@ def invalidate_from(conn: Connection, hour: int) -> None:
 
 
 def stored(conn: Connection, first_hour: int, last_hour: int) -> dict[int, Hour]:
-    """Return the stored rollups of ``first_hour`` .. ``last_hour``."""
-    query = select(r).where(r.c.hour.between(first_hour, last_hour))
+    """Return the stored rollups of the hours with traffic of ``first_hour`` .. ``last_hour``."""
+    query = select(r.c.hour, r.c.hits, r.c.page_views, r.c.bytes, r.c.visitors).where(
+        r.c.hour.between(first_hour, last_hour), r.c.hits > 0
+    )
+    # A long period holds thousands of hours: read from the driver's cursor as it gives them
+    # (integers and bytes need no processing), and only the hours with traffic (an hour without
+    # hits has no visitors, and every caller leaves such hours out).
+    result = conn.execute(query)
+    try:
+        found = result.cursor.fetchall()
+    finally:
+        result.close()
+    deserialize = BitMap.deserialize
     return {
-        int(row.hour): Hour(
-            int(row.hits), int(row.page_views), int(row.bytes), BitMap.deserialize(row.visitors)
-        )
-        for row in conn.execute(query)
+        int(hour): Hour(int(hits), int(views), int(size), deserialize(visitors))
+        for hour, hits, views, size, visitors in found
     }
 
 

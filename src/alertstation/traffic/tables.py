@@ -162,6 +162,16 @@ web_request_day_groups = Table(
     Column("detail", Text, nullable=True),
 )
 
+# A long period's sums per list and value are taken as this index is scanned, in that order and
+# without reading the rows (``traffic.daily``; migrations/versions/20261129_traffic_day_group_sums).
+Index(
+    "ix_web_request_day_groups_sums",
+    *(
+        web_request_day_groups.c[name]
+        for name in ("dimension", "key", "day", "hits", "bytes", "total_ms", "max_ms")
+    ),
+)
+
 # A small integer per visitor key, so an hour's visitors fit in a roaring bitmap.
 traffic_visitors = Table(
     "traffic_visitors",
