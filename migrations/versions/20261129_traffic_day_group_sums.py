@@ -7,7 +7,7 @@ and hold what is summed, so the sums are taken as the index is scanned. Entries 
 the rows already stored.
 
 Revision ID: 20261129_traffic_day_group_sums
-Revises: 20261129_audio_peak_level
+Revises: 20261129_api_tokens
 Create Date: 2026-11-29
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "20261129_traffic_day_group_sums"
-down_revision: str | None = "20261129_audio_peak_level"
+down_revision: str | None = "20261129_api_tokens"
 branch_labels: Sequence[str] | None = None
 depends_on: Sequence[str] | None = None
 
