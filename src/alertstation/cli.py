@@ -21,6 +21,7 @@ from alertstation.commands import (
     CommandError,
     Parser,
     open_database,
+    open_tables,
 )
 from alertstation.commands import load_settings as _settings
 from alertstation.commands import open_engine as _engine
@@ -238,17 +239,19 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the web interface with gunicorn."""
-    from alertstation.server import serve
-    from alertstation.worker.supervisor import PARENT_ENV, die_with_parent
+    from alertstation.worker.supervisor import die_with_parent, server_argv
 
     die_with_parent()
     settings = _settings()
     _require_current_schema(settings)
-    if PARENT_ENV not in os.environ:  # under `run`, which loaded the catalog already
-        _ensure_zone_catalog(settings)
+    _ensure_zone_catalog(settings)
     _sweep_uploads(settings)
-    serve(args.bind, args.workers, args.threads, settings.data_dir)
-    return 0
+    # gunicorn's arbiter is a fresh interpreter holding gunicorn, not this command's imports.
+    argv = server_argv(args.bind, args.workers, args.threads, settings.data_dir)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return EXIT_FAILURE  # pragma: no cover (execv does not return)
 
 
 def _sweep_uploads(settings: Settings) -> None:
@@ -387,7 +390,7 @@ def build_parser() -> Parser:
     add_alerts_commands(sub)
     add_poll_commands(sub)
     add_bans_commands(sub, _open_station)
-    add_traffic_commands(sub, _open_station)
+    add_traffic_commands(sub, open_tables)  # the request log needs no Station
     add_operations_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")

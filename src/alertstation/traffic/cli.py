@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from alertstation.commands import EXIT_FAILURE, CommandError
 
 if TYPE_CHECKING:
-    from alertstation.context import Station
+    from alertstation.commands import OpenedDatabase
 
 EXIT_OK = 0
 
@@ -108,7 +108,7 @@ def _site_host(text: str) -> str:
 
 def add_traffic_commands(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    open_station: Callable[[], Station],
+    open_station: Callable[[], OpenedDatabase],
 ) -> None:
     """Register ``traffic import [--format combined|json] [--all] [--keep-history]
     [--site-host HOST]... FILE...`` on the parsers."""
