@@ -71,6 +71,7 @@ LAYERS: Mapping[str, int] = {
     "station": 10,
     # 11: the entry points
     "__main__": 11,
+    "background": 11,
     "cli": 11,
     "server": 11,
 }

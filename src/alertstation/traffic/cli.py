@@ -33,7 +33,9 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     paths = oldest_first(paths, args.format)  # each day's rollups tallied once
     station = args.open_station()
     geoip_paths.attach(station.engine, station.settings.data_dir, station.clock)
-    if resolver_name() == SLOW_RESOLVER:
+    # Asking which resolver parses agents builds ua-parser's regex set (a quarter of a second):
+    # only worth it when there are lines to read.
+    if any(path.stat().st_size for path in paths) and resolver_name() == SLOW_RESOLVER:
         print(
             "note: user agents are read by ua-parser's pure-Python resolver (about 1 ms for each "
             "new agent); installing ua-parser-rs makes a large import several times faster",

@@ -351,7 +351,7 @@ def supervise(bind: str, workers: int, threads: int, data_dir: Path) -> int:
     signal.signal(signal.SIGINT, handler)
     supervisor = Supervisor(
         start_web=child_starter(server_argv(bind, workers, threads, data_dir)),
-        start_worker=child_starter([sys.executable, "-m", "alertstation", "worker"]),
+        start_worker=child_starter([sys.executable, "-m", "alertstation.background"]),
         state_path=data_dir / STATE_FILE,
         sleep=stop.wait,
         monotonic=time.monotonic,
