@@ -31,7 +31,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "alertstation"
 LAYERS: Mapping[str, int] = {
     # 1: the ground every layer stands on
     "__init__": 1,
-    "background": 1,
+    "rounds": 1,
     "_native": 1,
     "collector": 1,
     "db": 1,
@@ -72,6 +72,7 @@ LAYERS: Mapping[str, int] = {
     "station": 10,
     # 11: the entry points
     "__main__": 11,
+    "background": 11,
     "cli": 11,
     "server": 11,
 }

@@ -1,47 +1,74 @@
-"""Run a worker job's round in a thread of its own, one round at a time.
+"""The worker process (``alertstation worker``): periodic jobs, the EAS airing loop and the
+audio monitor, run only by the leader.
 
-The worker's scheduler calls its jobs in turn; a job that may wait on the network (a feed, an
-Icecast server, a mail relay) hands its round to a :class:`RoundRunner` so that the other jobs
-(EAS forwarding every 5 s among them) never wait for it, and a slow round is never joined by a
-second one.
+``run``'s supervisor starts it as a program of its own (``python -m alertstation.background``),
+so the process that stays up holds what the jobs need, not the command line's argument parsers
+and command modules; ``alertstation worker`` runs the same :func:`run_worker_process`.
 """
 
 from __future__ import annotations
 
-import logging
+import signal
+import sys
 import threading
-from collections.abc import Callable
+import time
+
+from alertstation.audio.monitor import start_monitor
+from alertstation.commands import (
+    REFUSALS,
+    failure_status,
+    load_settings,
+    require_current_schema,
+)
+from alertstation.eas.airing.onair import start_airing
+from alertstation.operations.jobs import STATION_JOBS
+from alertstation.station import build_station
+from alertstation.worker.runner import run_worker
+from alertstation.worker.supervisor import die_with_parent
+from alertstation.worker.upload_sweep import leftover_folders, sweep_stale_uploads
 
 
-class RoundRunner:
-    """Start rounds of one job in a daemon thread, never two at once."""
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
 
-    def __init__(self, name: str, log: logging.Logger, failure: str) -> None:
-        self.name = name
-        self._log = log
-        self._failure = failure  # logged with the traceback when a round raises
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
 
-    def start(self, work: Callable[[], object]) -> bool:
-        """Run ``work`` in a new thread unless the last round still runs; True if started."""
-        if not self._lock.acquire(blocking=False):
-            return False
 
-        def run() -> None:
-            try:
-                work()
-            except Exception:
-                self._log.exception(self._failure)
-            finally:
-                self._lock.release()
+def run_worker_process() -> int:
+    """Check the schema, sweep stale uploads, then run the worker until SIGTERM or SIGINT."""
+    die_with_parent()
+    settings = load_settings()
+    require_current_schema(settings)
+    sweep_stale_uploads(leftover_folders(settings), time.time())
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    station = build_station(settings)
+    airing: list[threading.Thread] = []  # airing takes real time: its own thread, not a job
 
-        self._thread = threading.Thread(target=run, name=self.name, daemon=True)
-        self._thread.start()
-        return True
+    def on_leader() -> None:
+        airing.append(start_airing(station, stop))
+        airing.append(start_monitor(station, stop))  # every audio source in its own thread
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait until the round started last has finished (or ``timeout`` seconds)."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
+    try:
+        run_worker(station, stop, jobs=STATION_JOBS, on_leader=on_leader)
+    finally:
+        stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
+        for thread in airing:
+            thread.join(timeout=10)
+    return 0
+
+
+def main() -> int:
+    """Run as a program; a refused start prints its reason as ``alertstation worker`` does."""
+    try:
+        return run_worker_process()
+    except REFUSALS as ex:
+        return failure_status(ex)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

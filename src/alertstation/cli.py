@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,19 +15,20 @@ from alertstation.alerts.poll.cli import add_poll_commands
 from alertstation.audit.cli import add_audit_commands
 from alertstation.commands import (
     EXIT_FAILURE,
-    EXIT_USAGE,
+    REFUSALS,
     CommandError,
     Parser,
+    failure_status,
     open_database,
+    open_tables,
 )
 from alertstation.commands import load_settings as _settings
 from alertstation.commands import open_engine as _engine
 from alertstation.commands import require_current_schema as _require_current_schema
 from alertstation.eas.cli import add_eas_commands
-from alertstation.errors import AppError
 from alertstation.operations.cli import add_operations_commands
 from alertstation.security.bans.cli import add_bans_commands
-from alertstation.settings import Settings, SettingsError
+from alertstation.settings import Settings
 from alertstation.traffic.cli import add_traffic_commands
 from alertstation.version import __version__
 from alertstation.zones.cli import add_zones_commands
@@ -245,17 +244,19 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the web interface with gunicorn."""
-    from alertstation.server import serve
-    from alertstation.worker.supervisor import PARENT_ENV, die_with_parent
+    from alertstation.worker.supervisor import die_with_parent, server_argv
 
     die_with_parent()
     settings = _settings()
     _require_current_schema(settings)
-    if PARENT_ENV not in os.environ:  # under `run`, which loaded the catalog already
-        _ensure_zone_catalog(settings)
+    _ensure_zone_catalog(settings)
     _sweep_uploads(settings)
-    serve(args.bind, args.workers, args.threads, settings.data_dir)
-    return 0
+    # gunicorn's arbiter is a fresh interpreter holding gunicorn, not this command's imports.
+    argv = server_argv(args.bind, args.workers, args.threads, settings.data_dir)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return EXIT_FAILURE  # pragma: no cover (execv does not return)
 
 
 def _sweep_uploads(settings: Settings) -> None:
@@ -282,43 +283,11 @@ def _ensure_zone_catalog(settings: Settings) -> None:
         print("zone catalog: " + "; ".join(report.lines()), flush=True)
 
 
-def _stop_on_signals(stop: threading.Event) -> None:
-    def handler(signum: int, frame: object) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
-
-
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run periodic jobs, the EAS airing loop and the audio monitor; only the leader runs them."""
-    from alertstation.audio.monitor import start_monitor
-    from alertstation.eas.airing.onair import start_airing
-    from alertstation.operations.jobs import STATION_JOBS
-    from alertstation.station import build_station
-    from alertstation.worker.runner import run_worker
-    from alertstation.worker.supervisor import die_with_parent
+    from alertstation.background import run_worker_process
 
-    die_with_parent()
-    settings = _settings()
-    _require_current_schema(settings)
-    _sweep_uploads(settings)
-    stop = threading.Event()
-    _stop_on_signals(stop)
-    station = build_station(settings)
-    airing: list[threading.Thread] = []  # airing takes real time: its own thread, not a job
-
-    def on_leader() -> None:
-        airing.append(start_airing(station, stop))
-        airing.append(start_monitor(station, stop))  # every audio source in its own thread
-
-    try:
-        run_worker(station, stop, jobs=STATION_JOBS, on_leader=on_leader)
-    finally:
-        stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
-        for thread in airing:
-            thread.join(timeout=10)
-    return 0
+    return run_worker_process()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -397,7 +366,7 @@ def build_parser() -> Parser:
     add_alerts_commands(sub)
     add_poll_commands(sub)
     add_bans_commands(sub, _open_station)
-    add_traffic_commands(sub, _open_station)
+    add_traffic_commands(sub, open_tables)  # the request log needs no Station
     add_operations_commands(sub)
 
     user = sub.add_parser("user", help="Manage accounts.", description="Manage accounts.")
@@ -447,10 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CommandError, SettingsError, AppError, ValueError) as ex:
-        message = getattr(ex, "message", None) or str(ex)
-        print(f"alertstation: error: {message}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(ex, SettingsError | AppError | ValueError) else EXIT_FAILURE
+    except REFUSALS as ex:
+        return failure_status(ex)
     except KeyboardInterrupt:
         return 130
 

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn
 
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import is_at_head, pending_revisions
 from alertstation.db.restore_plan import RESOLVED, finish_pending_restore
+from alertstation.db.types import utcnow
+from alertstation.errors import AppError
 from alertstation.logs import configure_logging
-from alertstation.settings import Settings, warn_skipped_variables
+from alertstation.settings import Settings, SettingsError, warn_skipped_variables
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -90,3 +95,35 @@ def open_database(*, create: bool = False) -> tuple[Settings, Engine]:
         engine.dispose()
         raise
     return settings, engine
+
+
+@dataclass(frozen=True)
+class OpenedDatabase:
+    """What a command that only works on tables needs: the settings, an engine and a clock.
+
+    A :class:`~alertstation.context.Station` has the same three; opening only these keeps the
+    Station's caches and the modules they import (the alert matcher and numpy, the zone
+    catalog, the templates) out of such a command's start-up.
+    """
+
+    settings: Settings
+    engine: Engine
+    clock: Callable[[], datetime] = utcnow
+
+
+def open_tables() -> OpenedDatabase:
+    """Return :func:`open_database`'s settings and engine, with the real clock."""
+    settings, engine = open_database()
+    return OpenedDatabase(settings, engine)
+
+
+def failure_status(ex: CommandError | SettingsError | AppError | ValueError) -> int:
+    """Print why a command was refused (``alertstation: error: ...``); return its exit status:
+    2 for bad settings or input, 1 for a command that could not do its work."""
+    message = getattr(ex, "message", None) or str(ex)
+    print(f"alertstation: error: {message}", file=sys.stderr)
+    return EXIT_USAGE if isinstance(ex, SettingsError | AppError | ValueError) else EXIT_FAILURE
+
+
+#: What :func:`failure_status` reports; anything else is a crash with its traceback.
+REFUSALS = (CommandError, SettingsError, AppError, ValueError)

@@ -1,28 +1,44 @@
-"""Serve the WSGI app with gunicorn (gthread workers)."""
+"""Serve the WSGI app with gunicorn (gthread workers).
+
+``alertstation serve`` checks the station (schema, zone catalog, stale uploads), then replaces
+itself (``exec``, same pid) with this module run as a program (:func:`main`), and
+``run``'s supervisor starts it directly once ``run`` has done the same checks. gunicorn's
+arbiter is then a fresh interpreter holding gunicorn and this module, not the command line's
+imports. With one web worker the worker builds the app itself (nothing to share); with more,
+the arbiter builds it once before it forks (``preload_app``) and the workers share its pages.
+"""
 
 from __future__ import annotations
 
 import gc
 import logging
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from alertstation.app import create_app
-from alertstation.http.connection import ConnectionControl
+from alertstation import lazy
 from alertstation.logs import configure_logging
 from alertstation.settings import Settings, warn_skipped_variables
 from alertstation.version import __version__
+from alertstation.worker.supervisor import die_with_parent
+
+# Built in the process that serves (a web worker, or the arbiter when it preloads).
+app = lazy.module("alertstation.app")
+connection = lazy.module("alertstation.http.connection")
 
 
 class StationServer(BaseApplication):
-    """A gunicorn application whose arbiter builds the station app once, before it forks.
+    """A gunicorn application that builds the station app where it serves.
 
-    With ``preload_app`` the web workers share the arbiter's pages (imported modules, route
-    table, templates) copy-on-write instead of each building its own. What must not cross a
-    fork is made anew in each worker: the database pool (:func:`fresh_after_fork`), the log
-    writer and the traffic recorder's flusher (started on first use in each process).
+    With ``preload_app`` (more than one web worker) the arbiter builds it once before it forks
+    and the web workers share its pages (imported modules, route table, templates)
+    copy-on-write instead of each building its own. What must not cross a fork is made anew in
+    each worker: the database pool (:func:`fresh_after_fork`), the log writer and the traffic
+    recorder's flusher (started on first use in each process). With one web worker there is
+    nothing to share: the worker builds the app and the arbiter stays small.
     """
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -39,8 +55,8 @@ class StationServer(BaseApplication):
         settings = Settings.from_env()
         configure_logging(settings.log_level, settings.log_format, background=True)
         warn_skipped_variables(settings)
-        self.built = create_app(settings)
-        return ConnectionControl(self.built)
+        self.built = app.create_app(settings)
+        return connection.ConnectionControl(self.built)
 
 
 def announce_when_ready(bind: str) -> Any:
@@ -98,7 +114,7 @@ def server_options(bind: str, workers: int, threads: int, data_dir: Path) -> dic
         # (alertstation.http.middleware), so an over-long URL gets the JSON envelope.
         "limit_request_line": 8190,
         "post_worker_init": announce_when_ready(bind),
-        "preload_app": True,
+        "preload_app": workers > 1,
         "pre_fork": freeze_before_fork,
         "post_fork": fresh_after_fork,
     }
@@ -107,3 +123,16 @@ def server_options(bind: str, workers: int, threads: int, data_dir: Path) -> dic
 def serve(bind: str, workers: int, threads: int, data_dir: Path) -> None:
     """Run gunicorn in the foreground until it is told to stop."""
     StationServer(server_options(bind, workers, threads, data_dir)).run()
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run as a program: ``python -m alertstation.server BIND WORKERS THREADS DATA_DIR``
+    (:func:`alertstation.worker.supervisor.server_argv`)."""
+    bind, workers, threads, data_dir = argv
+    die_with_parent()  # started by `run`'s supervisor: stop with it
+    serve(bind, int(workers), int(threads), Path(data_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

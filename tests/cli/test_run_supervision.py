@@ -44,7 +44,7 @@ def alive(pid: int) -> bool:
 
 
 def worker_pid(run_pid: int) -> int | None:
-    pids = [pid for pid, cmd in children(run_pid).items() if cmd.endswith(" worker ")]
+    pids = [pid for pid, cmd in children(run_pid).items() if " -m alertstation.background" in cmd]
     return pids[0] if len(pids) == 1 else None
 
 
@@ -100,7 +100,7 @@ def test_kill_9_of_run_takes_its_worker_down_and_frees_the_leader_lock(tmp_path:
         os.utime(path, (two_hours_ago, two_hours_ago))
     with station_run(tmp_path) as (run, port, log):
         worker = wait_until(lambda: worker_pid(run.pid), "the worker started", log)
-        web = [pid for pid, cmd in children(run.pid).items() if " serve " in cmd]
+        web = [pid for pid, cmd in children(run.pid).items() if " -m alertstation.server " in cmd]
         wait_until(lambda: "worker is the leader" in log.read_text(), "the worker led", log)
         assert not stale.exists()  # swept at start
         lock = FileLeaderLock(tmp_path / "data" / "worker.lock")

@@ -16,8 +16,13 @@ from alertstation.server import (
 )
 
 
-def test_the_arbiter_preloads_the_app(tmp_path: Path) -> None:
+def test_with_one_web_worker_the_worker_builds_the_app(tmp_path: Path) -> None:
     server = StationServer(server_options("127.0.0.1:0", 1, 4, tmp_path))
+    assert server.cfg.preload_app is False  # nothing to share: the arbiter stays small
+
+
+def test_with_two_web_workers_the_arbiter_preloads_the_app(tmp_path: Path) -> None:
+    server = StationServer(server_options("127.0.0.1:0", 2, 4, tmp_path))
     assert server.cfg.preload_app is True
     assert server.cfg.pre_fork is freeze_before_fork
     assert server.cfg.post_fork is fresh_after_fork

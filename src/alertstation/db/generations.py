@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
+from alertstation import lazy
 from alertstation.db.tables import generations
 from alertstation.db.types import utcnow
+
+# Loaded by a PostgreSQL engine; a station on SQLite never needs it.
+postgresql = lazy.module("sqlalchemy.dialects.postgresql")
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -36,12 +40,23 @@ def _bump_statement(dialect_insert: Any) -> Any:
     )
 
 
-# Built once per dialect: building the upsert cost more than running it.
-_TOUCH = {
-    "postgresql": _bump_statement(postgresql.insert),
-    "sqlite": _bump_statement(sqlite.insert),
-}
-_BUMP = {name: stmt.returning(generations.c.value) for name, stmt in _TOUCH.items()}
+# Built once per dialect, on first use: building the upsert cost more than running it.
+_STATEMENTS: dict[str, tuple[Any, Any]] = {}
+_STATEMENTS_LOCK = threading.Lock()
+
+
+def _statements(conn: Connection) -> tuple[Any, Any]:
+    """Return the dialect's (touch, bump) upserts."""
+    name = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
+    found = _STATEMENTS.get(name)
+    if found is None:
+        with _STATEMENTS_LOCK:
+            found = _STATEMENTS.get(name)
+            if found is None:
+                insert = postgresql.insert if name == "postgresql" else sqlite.insert
+                touch = _bump_statement(insert)
+                found = _STATEMENTS[name] = (touch, touch.returning(generations.c.value))
+    return found
 
 
 def touch_generation(conn: Connection, name: str) -> None:
@@ -50,14 +65,14 @@ def touch_generation(conn: Connection, name: str) -> None:
     Nothing is read from the statement, so it can be sent with others in one round trip.
     """
     now = utcnow()
-    stmt = _TOUCH["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
+    stmt = _statements(conn)[0]
     conn.execute(stmt, {"g_name": name, "g_now": now, "g_now_set": now})
 
 
 def bump_generation(conn: Connection, name: str) -> int:
     """Increment the named generation inside the caller's transaction and return the new value."""
     now = utcnow()
-    stmt = _BUMP["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
+    stmt = _statements(conn)[1]
     params = {"g_name": name, "g_now": now, "g_now_set": now}
     return int(conn.execute(stmt, params).scalar_one())
 

@@ -7,7 +7,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation import lazy
@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 alembic_command = lazy.module("alembic.command")
 alembic_config_module = lazy.module("alembic.config")
-alembic_migration = lazy.module("alembic.runtime.migration")
 alembic_script = lazy.module("alembic.script")
+
+VERSION_TABLE = "alembic_version"
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -30,9 +31,18 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def current_revision(engine: Engine) -> str | None:
-    """Return the revision the database is at, None for an empty database."""
+    """Return the revision the database is at, None for an empty database.
+
+    Read from Alembic's version table without loading Alembic (the web server's health check
+    asks this on every call). Two rows (a branched history) raise as Alembic does.
+    """
     with engine.connect() as conn:
-        return alembic_migration.MigrationContext.configure(conn).get_current_revision()
+        if not inspect(conn).has_table(VERSION_TABLE):
+            return None
+        rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
+    if len(rows) > 1:
+        raise RuntimeError(f"the database is at more than one revision: {', '.join(rows)}")
+    return rows[0] if rows else None
 
 
 def head_revision(engine: Engine) -> str:
@@ -41,6 +51,15 @@ def head_revision(engine: Engine) -> str:
     if head is None:
         raise RuntimeError("no migrations found in alertstation.migrations")
     return head
+
+
+def shipped_head() -> str:
+    """Return the newest revision that ships with this version, read from the migration files
+    (as :func:`head_revision` says, without loading Alembic)."""
+    heads = shipped_heads()
+    if len(heads) != 1:
+        raise RuntimeError(f"the shipped migrations have {len(heads)} heads, not one")
+    return next(iter(heads))
 
 
 def pending_revisions(engine: Engine) -> list[str]:
@@ -88,7 +107,7 @@ def is_at_head(engine: Engine) -> bool:
     """
     try:
         with engine.connect() as conn:
-            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+            rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
     except SQLAlchemyError:
         return False
     heads = shipped_heads()

@@ -31,7 +31,6 @@ from typing import Any, Final
 from sqlalchemy import Engine, select, update
 
 from alertstation import lazy
-from alertstation.background import RoundRunner
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.http.outbound import FetchError, OutboundClient
@@ -43,6 +42,7 @@ from alertstation.notifications.tables import (
     notification_deliveries,
     notifications,
 )
+from alertstation.rounds import RoundRunner
 from alertstation.settings_admin.sections import decoder_feed_settings
 
 apprise = lazy.module("apprise")

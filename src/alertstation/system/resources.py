@@ -5,7 +5,7 @@ from __future__ import annotations
 import falcon
 
 from alertstation.context import Station
-from alertstation.db.migrate import head_revision
+from alertstation.db.migrate import shipped_head
 from alertstation.system.home import home_overview
 from alertstation.system.service import check_health
 from alertstation.version import __version__
@@ -16,7 +16,7 @@ class HealthResource:
 
     def __init__(self, station: Station) -> None:
         self._engine = station.engine
-        self._head = head_revision(station.engine)
+        self._head = shipped_head()
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         health = check_health(self._engine, self._head)

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from alertstation.alerts.poll.sources import health_of, list_sources, public_health, url_host
 from alertstation.context import Station
-from alertstation.db.migrate import head_revision
+from alertstation.db.migrate import shipped_head
 from alertstation.operations.certificate import certificate_status
 from alertstation.system.service import check_health
 from alertstation.traffic.recorder import dropped_rows
@@ -30,7 +30,7 @@ class SystemStatusApi:
     def __init__(self, station: Station) -> None:
         self._station = station
         self._broadcast = station.broadcast
-        self._head = head_revision(station.engine)
+        self._head = shipped_head()
 
     def status(self) -> dict[str, Any]:
         """Return the system status as JSON-ready data (the status page shows the same)."""

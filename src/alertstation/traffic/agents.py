@@ -15,9 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import ua_parser
-from ua_parser import Result
+from alertstation import lazy
+
+if TYPE_CHECKING:
+    from ua_parser import Result
+
+# Loaded with its regex set when the first agent is read (with PyYAML: about 2 MiB).
+ua_parser = lazy.module("ua_parser")
 
 MAX_AGENT = 512
 _TABLET_DEVICES = ("ipad", "tablet", "kindle", "tab ")

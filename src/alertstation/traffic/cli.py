@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from alertstation.commands import EXIT_FAILURE, CommandError
 
 if TYPE_CHECKING:
-    from alertstation.context import Station
+    from alertstation.commands import OpenedDatabase
 
 EXIT_OK = 0
 
@@ -33,7 +33,9 @@ def cmd_traffic_import(args: argparse.Namespace) -> int:
     paths = oldest_first(paths, args.format)  # each day's rollups tallied once
     station = args.open_station()
     geoip_paths.attach(station.engine, station.settings.data_dir, station.clock)
-    if resolver_name() == SLOW_RESOLVER:
+    # Asking which resolver parses agents builds ua-parser's regex set (a quarter of a second):
+    # only worth it when there are lines to read.
+    if any(path.stat().st_size for path in paths) and resolver_name() == SLOW_RESOLVER:
         print(
             "note: user agents are read by ua-parser's pure-Python resolver (about 1 ms for each "
             "new agent); installing ua-parser-rs makes a large import several times faster",
@@ -108,7 +110,7 @@ def _site_host(text: str) -> str:
 
 def add_traffic_commands(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    open_station: Callable[[], Station],
+    open_station: Callable[[], OpenedDatabase],
 ) -> None:
     """Register ``traffic import [--format combined|json] [--all] [--keep-history]
     [--site-host HOST]... FILE...`` on the parsers."""

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import Connection, func, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
+from alertstation import lazy
 from alertstation.traffic.tables import traffic_visitors
+
+# Loaded by a PostgreSQL engine; a station on SQLite never needs it.
+postgresql = lazy.module("sqlalchemy.dialects.postgresql")
 
 _CHUNK = 500
 

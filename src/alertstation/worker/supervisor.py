@@ -1,6 +1,7 @@
 """`alertstation run`: one parent process that watches the web server and the worker.
 
-``run`` starts two children, gunicorn (``alertstation serve``) and the worker
+``run`` starts two children, gunicorn (``alertstation serve``'s web server, started directly
+as :func:`server_argv`) and the worker
 (``alertstation worker``), and watches both. It does not host gunicorn itself: gunicorn's
 arbiter reaps every child with ``waitpid(-1)``, so a worker started beside it would be reaped
 by gunicorn and its exit never seen.
@@ -348,16 +349,22 @@ def supervise(bind: str, workers: int, threads: int, data_dir: Path) -> int:
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    python = [sys.executable, "-m", "alertstation"]
-    web = [*python, "serve", "--bind", bind, "--workers", str(workers), "--threads", str(threads)]
     supervisor = Supervisor(
-        start_web=child_starter(web),
-        start_worker=child_starter([*python, "worker"]),
+        start_web=child_starter(server_argv(bind, workers, threads, data_dir)),
+        start_worker=child_starter([sys.executable, "-m", "alertstation.background"]),
         state_path=data_dir / STATE_FILE,
         sleep=stop.wait,
         monotonic=time.monotonic,
     )
     return supervisor.run()
+
+
+def server_argv(bind: str, workers: int, threads: int, data_dir: Path) -> list[str]:
+    """Return the command line of the web server (gunicorn's arbiter, ``alertstation.server``
+    run as a program): what ``serve`` replaces itself with once the station is checked, and
+    what ``run``'s supervisor starts, ``run`` having checked the station already."""
+    options = [bind, str(workers), str(threads), str(data_dir)]
+    return [sys.executable, "-m", "alertstation.server", *options]
 
 
 def supervise_argv(

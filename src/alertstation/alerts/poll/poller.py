@@ -46,9 +46,9 @@ from alertstation.alerts.service import ImportProblem
 from alertstation.alerts.store import IngestResult
 from alertstation.alerts.tables import cap_alerts
 from alertstation.alerts.trust import Trust, trust_for
-from alertstation.background import RoundRunner
 from alertstation.db.engine import begin_write
 from alertstation.db.types import utcnow
+from alertstation.rounds import RoundRunner
 from alertstation.settings import Settings
 
 if TYPE_CHECKING:

@@ -20,12 +20,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-
+from alertstation import lazy
 from alertstation.errors import Invalid, NotFound
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+# Loaded when the first guide is rendered, not when the web app starts.
+markdown_it = lazy.module("markdown_it")
 
 GUIDE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _GUIDE_REFERENCE = re.compile(r"^(?:\./)?(?:docs/)?([a-z0-9][a-z0-9-]{0,63})\.md(#[\w-]*)?$")
@@ -144,7 +149,15 @@ class GuideLibrary:
         self._lock = threading.Lock()
         self._guides: dict[str, Guide] | None = None
         self._html: dict[str, str] = {}
-        self._markdown = _markdown(self)
+        self._renderer: MarkdownIt | None = None
+
+    @property
+    def _markdown(self) -> MarkdownIt:
+        """The renderer, built on first use (two threads building it at once is harmless)."""
+        renderer = self._renderer
+        if renderer is None:
+            renderer = self._renderer = _markdown(self)
+        return renderer
 
     def _load(self) -> dict[str, Guide]:
         with self._lock:
@@ -230,7 +243,7 @@ class GuideLibrary:
 
 def _markdown(library: GuideLibrary) -> MarkdownIt:
     """Return a CommonMark renderer with tables, no raw HTML, and guide links rewritten."""
-    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md = markdown_it.MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
     def link_open(
         renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]

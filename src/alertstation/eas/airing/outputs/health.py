@@ -35,13 +35,13 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, Engine, delete, insert, select
 
-from alertstation.background import RoundRunner
 from alertstation.context import Station
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as airing_settings
 from alertstation.eas.airing.outputs.alsa import DEVICE_LOCK
 from alertstation.eas.airing.tables import eas_airing_queue, eas_output_health
 from alertstation.http.outbound import FetchError, Limits, OutboundClient
+from alertstation.rounds import RoundRunner
 
 log = logging.getLogger("alertstation.eas")
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from alertstation.background import RoundRunner
+from alertstation.rounds import RoundRunner
 
 LOG = logging.getLogger("tests.background")
 
