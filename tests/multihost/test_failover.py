@@ -30,9 +30,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy import Engine, create_engine, select, text
 
+from alertstation.alerts.poll.sources import AUDIT_TARGET
+from alertstation.alerts.poll.tables import poll_sources
+from alertstation.audit.ledger import CONFIG_UPDATED
+from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.airing.tables import eas_airing_queue
@@ -379,11 +384,106 @@ def test_a_cut_link_the_old_leader_stops_airing_before_the_standby_leads(site: S
         time.sleep(5)  # the old leader, back on the network, must not air anything more
     finally:
         recorder.stop.set()
-    starts = [t for kind, t in leader.plays() if kind == "start"]
-    assert all(t < cut_wall for t in starts), "the old leader started airing after the cut"
+    # After the cut the old leader played at most the end of message of the item it cut, and
+    # that before the standby led; nothing once the standby led, nor once its link came back.
+    starts = [t for kind, t in leader.plays() if kind == "start" and t >= cut_wall]
+    assert len(starts) <= 1 and all(t < led_wall for t in starts), (starts, led_wall)
+    # It could not confirm its lock: it stopped, for its service manager to start it as a standby.
+    worker = leader.processes["worker"]
+    wait_until(lambda: worker.poll() is not None, "the old leader's worker exiting")
+    assert worker.returncode == 1, leader.log("worker")
     rows = {row.id: row for row in site.queue()}
     assert len(rows) == before + 3
     on_air, rest = sent[0], sent[1:]
     assert rows[on_air[0]].state == "interrupted", rows[on_air[0]]
     assert [rows[queue_id].state for queue_id, _ in rest] == ["aired"] * 2
     _check_heard(recorder, [header for _, header in rest], [on_air[1]])
+
+
+def test_a_postgresql_outage_through_nginx_with_both_hosts_up(site: Site) -> None:
+    """The PostgreSQL outage test, through nginx with both hosts serving: 503
+    ``database_unavailable`` while it is down, recovery by itself, every write whole."""
+    for host in site.hosts.values():
+        if host.processes.get("serve") is None or host.processes["serve"].poll() is not None:
+            host.start("serve")
+        wait_until(
+            lambda host=host: _get(host.space.address, WEB_PORT, "/healthz") == 200,
+            f"host {host.name} serving",
+        )
+    answers: list[tuple[str, int, Any]] = []
+    created: list[str] = []
+    stop = threading.Event()
+
+    def traffic() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            name = f"outage source {n}"
+            try:
+                status, body = site.web.call(
+                    "POST",
+                    "/admin/poller/sources",
+                    {"name": name, "kind": "json-api", "enabled": False},
+                )
+                answers.append(("POST", status, body))
+                if status == 201:
+                    created.append(name)
+                status, body = site.web.call("GET", "/api/alerts")
+                answers.append(("GET", status, body))
+            except (OSError, http.client.HTTPException) as ex:
+                answers.append(("error", 0, repr(ex)))
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=traffic, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: len(created) >= 3, "writes before the outage")
+        site.postgres.stop("fast")
+        try:
+
+            def unavailable() -> bool:
+                status, body = site.web.call("GET", "/api/alerts")
+                if status != 503:
+                    return False
+                assert body["error"]["code"] == "database_unavailable", body
+                assert int(site.web.last_headers["retry-after"]) > 0
+                return True
+
+            wait_until(unavailable, "/api/alerts answering 503 through nginx")
+            assert site.web.call("GET", "/healthz")[0] == 503
+            during = len(answers)
+            wait_until(lambda: len(answers) >= during + 6, "traffic during the outage")
+        finally:
+            site.postgres.start()
+        wait_until(
+            lambda: (
+                site.web.call("GET", "/healthz")[0] == 200
+                and site.web.call("GET", "/api/alerts")[0] == 200
+            ),
+            "recovery through nginx after PostgreSQL came back",
+        )
+        done = len(created)
+        wait_until(lambda: len(created) >= done + 3, "writes after recovery")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    statuses = {status for _, status, _ in answers}
+    assert 503 in statuses, "the traffic never met the outage"
+    assert statuses <= {200, 201, 503}, [a for a in answers if a[1] not in (200, 201)]
+    for _, status, body in answers:
+        if status == 503:
+            assert body["error"]["code"] == "database_unavailable", body
+    assert site.engine is not None
+    site.engine.dispose()
+    with site.engine.connect() as conn:
+        stored = set(conn.execute(select(poll_sources.c.name)).scalars())
+        audited = {
+            orjson.loads(details)["name"]
+            for details in conn.execute(
+                select(audit_logs.c.details).where(
+                    audit_logs.c.action == CONFIG_UPDATED, audit_logs.c.target == AUDIT_TARGET
+                )
+            ).scalars()
+        }
+    assert set(created) <= stored
+    assert stored == audited
