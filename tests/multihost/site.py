@@ -23,9 +23,11 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -409,3 +411,91 @@ class Web:
         assert status == 200, body
         cookie = self.last_headers["set-cookie"].split(";", 1)[0]
         self.auth = {"Cookie": cookie, "X-CSRF-Token": body["csrf_token"]}
+
+
+CAP_NS = "urn:oasis:names:tc:emergency:cap:1.2"
+
+
+def cap_alert(identifier: str, sent: str) -> str:
+    """Return a minimal CAP 1.2 alert (a severe thunderstorm warning for one county)."""
+    return f"""<alert xmlns="{CAP_NS}">
+  <identifier>{identifier}</identifier>
+  <sender>multihost@example.org</sender>
+  <sent>{sent}</sent>
+  <status>Actual</status>
+  <msgType>Alert</msgType>
+  <scope>Public</scope>
+  <info>
+    <category>Met</category>
+    <event>Severe Thunderstorm Warning</event>
+    <urgency>Immediate</urgency>
+    <severity>Severe</severity>
+    <certainty>Observed</certainty>
+    <eventCode><valueName>SAME</valueName><value>SVR</value></eventCode>
+    <expires>2099-01-01T00:00:00+00:00</expires>
+    <area>
+      <areaDesc>Somewhere</areaDesc>
+      <geocode><valueName>SAME</valueName><value>048439</value></geocode>
+    </area>
+  </info>
+</alert>
+"""
+
+
+class Agency(ThreadingHTTPServer):
+    """The outside world on the test's side of the bridge: a CAP feed that grows as alerts are
+    published, and a JSON webhook (an apprise ``json://`` channel) that keeps every delivery."""
+
+    daemon_threads = True
+
+    def __init__(self, address: str) -> None:
+        super().__init__((address, 0), _AgencyHandler)
+        self.alerts: list[str] = []
+        self.identifiers: list[str] = []
+        self.deliveries: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def publish(self, identifier: str) -> None:
+        sent = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+        with self.lock:
+            self.alerts.append(cap_alert(identifier, sent))
+            self.identifiers.append(identifier)
+
+    def feed(self) -> bytes:
+        with self.lock:
+            body = "".join(self.alerts)
+        return f'<?xml version="1.0" encoding="UTF-8"?><alerts>{body}</alerts>'.encode()
+
+
+class _AgencyHandler(BaseHTTPRequestHandler):
+    server: Agency
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - the base's name
+        body = self.server.feed()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802 - the base's name
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            delivery = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            delivery = {"raw": raw.decode(errors="replace")}
+        with self.server.lock:
+            self.server.deliveries.append(delivery)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()

@@ -22,11 +22,14 @@ from __future__ import annotations
 import http.client
 import os
 import secrets
+import shutil
 import subprocess
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ from sqlalchemy import Engine, create_engine, select, text
 
 from alertstation.alerts.poll.sources import AUDIT_TARGET
 from alertstation.alerts.poll.tables import poll_sources
+from alertstation.alerts.tables import cap_alerts
 from alertstation.audit.ledger import CONFIG_UPDATED
 from alertstation.audit.tables import audit_logs
 from alertstation.db.engine import begin_write
@@ -52,6 +56,7 @@ from tests.multihost.site import (
     PASSWORD,
     PYTHON,
     WEB_PORT,
+    Agency,
     Host,
     Network,
     Postgres,
@@ -129,6 +134,158 @@ class Site:
         self.engine: Engine | None = None
         self.web = Web(self.db.address)
         self.daemons: list[subprocess.Popen[bytes]] = []
+        self.agency: Agency | None = None
+
+    def start(self) -> None:
+        """Bring up the network, the database host's daemons and both hosts (a leads)."""
+        self.net.up()
+        self.agency = Agency(self.net.gateway)
+        self.agency.thread.start()
+        self.postgres.start()
+        icecast, source_password = start_icecast(self.db, self.base / "icecast")
+        self.daemons.append(icecast)
+        hosts = [f"{self.net.spaces[h].address}:{WEB_PORT}" for h in ("a", "b")]
+        config = nginx_config(self.base / "nginx", self.db.address, hosts)
+        self.daemons.append(
+            subprocess.Popen(
+                self.db.command("nginx", "-p", str(self.base / "nginx"), "-c", str(config)),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        env = {
+            **os.environ,
+            "DATABASE_URL": self.postgres.url,
+            "SECRET_KEY": secrets.token_hex(32),
+            "AUDIT_LEDGER_KEY": secrets.token_hex(32),
+            "ALERTSTATION_TRUSTED_PROXIES": f"{self.db.address}/32",
+            "ALERTSTATION_LOG_FORMAT": "json",
+        }
+        archive = self.base / "eas-archive"
+        archive.mkdir(mode=0o700)
+        for name in ("a", "b"):
+            self.hosts[name] = make_host(name, self.net.spaces[name], self.base, env, archive)
+        self._prepare_database(self.hosts["a"].env, source_password)
+        for host in self.hosts.values():
+            host.start("serve")
+        self.hosts["a"].start("worker")
+        wait_until(lambda: self.leader() == "a", "host a's worker leading")
+        self.hosts["b"].start("worker")
+        wait_until(lambda: self.web.call("GET", "/healthz")[0] == 200, "nginx and the hosts up")
+        for host in self.hosts.values():  # each host answers through its own address too
+            wait_until(
+                lambda host=host: _get(host.space.address, WEB_PORT, "/healthz") == 200,
+                f"host {host.name} serving",
+            )
+        self.web.sign_in()
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        """Through nginx: poll the agency's CAP feed every 10 s; a JSON webhook channel."""
+        assert self.agency is not None
+        # Stored (the storage area), not in the broadcast area: nothing is forwarded on the air.
+        status, body = self.web.call(
+            "POST", "/admin/alert_filtering", {"storage_zone_codes": ["048439"]}
+        )
+        assert status == 200, body
+        status, body = self.web.call(
+            "POST",
+            "/admin/poller/sources",
+            {
+                "name": "agency",
+                "kind": "cap-xml",
+                "url": f"{self.agency.base}/feed.xml",
+                "interval_seconds": 10,
+                "enabled": True,
+            },
+        )
+        assert status == 201, body
+        host, port = self.agency.server_address[:2]
+        status, body = self.web.call(
+            "POST",
+            "/api/notifications/channels",
+            {
+                "name": "noc",
+                "url": f"json://{host}:{port}/",
+                "events": ["aired", "stopped", "failed", "worker_change"],
+                "enabled": True,
+            },
+        )
+        assert status == 201, body
+
+    def stored_alerts(self) -> list[str]:
+        assert self.engine is not None
+        with self.engine.connect() as conn:
+            return list(conn.execute(select(cap_alerts.c.identifier)).scalars())
+
+    def check_alerts_and_notifications(self, aired: list[str]) -> None:
+        """Every published alert is stored once; every aired message was notified, and no
+        notification was delivered twice except at most one in flight at the failure."""
+        assert self.agency is not None
+        agency = self.agency
+        wait_until(
+            lambda: set(agency.identifiers) <= set(self.stored_alerts()), "every alert stored"
+        )
+        stored = self.stored_alerts()
+        assert len(stored) == len(set(stored))
+
+        def notified(header: str) -> bool:
+            return any(header in str(d.get("message", "")) for d in agency.deliveries)
+
+        wait_until(lambda: all(notified(h) for h in aired), "a notification of each airing")
+        with agency.lock:
+            sent = Counter((d.get("title"), d.get("message")) for d in agency.deliveries)
+        twice = [key for key, count in sent.items() if count > 1]
+        assert len(twice) <= 1 and all(sent[key] == 2 for key in twice), twice
+
+    def _prepare_database(self, env: dict[str, str], source_password: str) -> None:
+        """Migrate, create the admin, and set the Icecast and ALSA outputs up."""
+        subprocess.run([*PYTHON, "migrate"], env=env, check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [*PYTHON, "user", "create", "--username", "admin", "--role", "admin"]
+            + ["--password-stdin"],
+            env=env,
+            input=PASSWORD.encode(),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        self.engine = create_engine(self.postgres.url, pool_pre_ping=True)
+        with begin_write(self.engine) as conn:
+            settings_airing.save(
+                conn,
+                {
+                    "icecast_enabled": True,
+                    "icecast_host": self.db.address,
+                    "icecast_port": ICECAST_PORT,
+                    "icecast_mount": MOUNT,
+                    "icecast_password": source_password,
+                    "alsa_enabled": True,
+                },
+                updated_by="test",
+                now=datetime.now(UTC),
+            )
+
+    def print_logs(self) -> None:
+        for host in self.hosts.values():
+            print(f"--- host {host.name} worker log\n{host.log('worker')}")
+            print(f"--- host {host.name} serve log\n{host.log('serve')}")
+        print(f"--- postgres\n{self.postgres.log()}")
+
+    def tear_down(self) -> None:
+        """Kill every process by namespace, delete the namespaces, the bridge and the files."""
+        if self.engine is not None:
+            self.engine.dispose()
+        if self.agency is not None:
+            self.agency.shutdown()
+            self.agency.server_close()
+        self.net.down()
+        for host in self.hosts.values():
+            for process in host.processes.values():
+                process.wait(timeout=30)
+        for daemon in self.daemons:
+            daemon.wait(timeout=30)
+        shutil.rmtree(self.base, ignore_errors=True)
 
     def leader(self) -> str | None:
         """Return the host whose connection holds the leader lock (None while nobody does)."""
@@ -194,102 +351,15 @@ def site() -> Iterator[Site]:
         require_tool(tool)
     base = Path(tempfile.mkdtemp(prefix="alertstation-multihost-"))
     os.chmod(base, 0o755)  # postgres and icecast2 reach their folders through it
-    net = Network()
-    made = Site(net, base)
+    made = Site(Network(), base)
     try:
-        net.up()
-        made.postgres.start()
-        icecast, source_password = start_icecast(made.db, base / "icecast")
-        made.daemons.append(icecast)
-        hosts = [f"{net.spaces[h].address}:{WEB_PORT}" for h in ("a", "b")]
-        config = nginx_config(base / "nginx", made.db.address, hosts)
-        made.daemons.append(
-            subprocess.Popen(
-                made.db.command("nginx", "-p", str(base / "nginx"), "-c", str(config)),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        env = {
-            **os.environ,
-            "DATABASE_URL": made.postgres.url,
-            "SECRET_KEY": secrets.token_hex(32),
-            "AUDIT_LEDGER_KEY": secrets.token_hex(32),
-            "ALERTSTATION_TRUSTED_PROXIES": f"{made.db.address}/32",
-            "ALERTSTATION_LOG_FORMAT": "json",
-        }
-        archive = base / "eas-archive"
-        archive.mkdir(mode=0o700)
-        for name in ("a", "b"):
-            made.hosts[name] = make_host(name, net.spaces[name], base, env, archive)
-        first = made.hosts["a"].env
-        subprocess.run(
-            [*PYTHON, "migrate"], env=first, check=True, capture_output=True, timeout=300
-        )
-        subprocess.run(
-            [
-                *PYTHON,
-                "user",
-                "create",
-                "--username",
-                "admin",
-                "--role",
-                "admin",
-                "--password-stdin",
-            ],
-            env=first,
-            input=PASSWORD.encode(),
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        made.engine = create_engine(made.postgres.url, pool_pre_ping=True)
-        with begin_write(made.engine) as conn:
-            settings_airing.save(
-                conn,
-                {
-                    "icecast_enabled": True,
-                    "icecast_host": made.db.address,
-                    "icecast_port": ICECAST_PORT,
-                    "icecast_mount": MOUNT,
-                    "icecast_password": source_password,
-                    "alsa_enabled": True,
-                },
-                updated_by="test",
-                now=_now(),
-            )
-        for host in made.hosts.values():
-            host.start("serve")
-        made.hosts["a"].start("worker")
-        wait_until(lambda: made.leader() == "a", "host a's worker leading")
-        made.hosts["b"].start("worker")
-        wait_until(lambda: made.web.call("GET", "/healthz")[0] == 200, "nginx and the hosts up")
-        for host in made.hosts.values():  # each host answers through its own address too
-            wait_until(
-                lambda host=host: _get(host.space.address, WEB_PORT, "/healthz") == 200,
-                f"host {host.name} serving",
-            )
-        made.web.sign_in()
+        made.start()
         yield made
     except BaseException:
-        for host in made.hosts.values():
-            print(f"--- host {host.name} worker log\n{host.log('worker')}")
-            print(f"--- host {host.name} serve log\n{host.log('serve')}")
-        print(f"--- postgres\n{made.postgres.log()}")
+        made.print_logs()
         raise
     finally:
-        if made.engine is not None:
-            made.engine.dispose()
-        net.down()
-        for daemon in made.daemons:
-            daemon.wait(timeout=30)
-        subprocess.run(["rm", "-rf", str(base)], check=False)
-
-
-def _now() -> Any:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC)
+        made.tear_down()
 
 
 def _get(address: str, port: int, path: str) -> int:
@@ -322,12 +392,17 @@ def test_kill_9_of_the_leading_host_the_standby_airs_the_rest_exactly_once(site:
     recorder = MountRecorder(site.db.address)
     recorder.start()
     try:
+        assert site.agency is not None
+        for n in range(3):
+            site.agency.publish(f"multihost-kill-before-{n}")
         since = time.time()
         sent = site.send(4, first=0)
         site.wait_on_air(leader, sent[0][0], since)
         killed_wall, killed_at = time.time(), time.monotonic()
         assert leader.space.kill_all()
+        site.agency.publish("multihost-kill-during")
         took = wait_until(lambda: site.leader() == "b", "host b leading", deadline=DEADLINE)
+        site.agency.publish("multihost-kill-after")
         takeover = time.monotonic() - killed_at
         print(f"\nmulti-host: kill -9 takeover {takeover:.1f} s (bound {TAKEOVER_BOUND:.0f} s)")
         assert took and takeover <= TAKEOVER_BOUND, takeover
@@ -344,6 +419,7 @@ def test_kill_9_of_the_leading_host_the_standby_airs_the_rest_exactly_once(site:
     # The standby's worker aired the rest: its stand-in sound card played them, after the kill.
     starts = [t for kind, t in standby.plays() if kind == "start"]
     assert len(starts) >= 3 and min(starts) > killed_wall, starts
+    site.check_alerts_and_notifications([header for _, header in rest])
     for process in leader.processes.values():
         process.wait(timeout=30)
     leader.processes.clear()
@@ -364,6 +440,8 @@ def test_a_cut_link_the_old_leader_stops_airing_before_the_standby_leads(site: S
         site.wait_on_air(leader, sent[0][0], since)
         cut_wall, cut_at = time.time(), time.monotonic()
         site.net.cut("b")
+        assert site.agency is not None
+        site.agency.publish("multihost-cut-during")
         try:
             wait_until(lambda: site.leader() == "a", "host a leading", deadline=DEADLINE)
             takeover = time.monotonic() - cut_at
@@ -398,6 +476,7 @@ def test_a_cut_link_the_old_leader_stops_airing_before_the_standby_leads(site: S
     assert rows[on_air[0]].state == "interrupted", rows[on_air[0]]
     assert [rows[queue_id].state for queue_id, _ in rest] == ["aired"] * 2
     _check_heard(recorder, [header for _, header in rest], [on_air[1]])
+    site.check_alerts_and_notifications([header for _, header in rest])
 
 
 def test_a_postgresql_outage_through_nginx_with_both_hosts_up(site: Site) -> None:
