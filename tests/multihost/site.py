@@ -47,7 +47,6 @@ WEB_PORT = 8080
 #: Waits on real daemons (a loaded 2-core CI machine): generous, never a pass/fail timing.
 DEADLINE = 120.0
 PASSWORD = "multi-host test password 1"
-ADVISORY_KEY = int.from_bytes(b"alrtstn1", "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def run(
@@ -68,6 +67,16 @@ def namespaces_available() -> str | None:
         return f"ip netns add failed: {made.stderr.strip()} (needs root or CAP_SYS_ADMIN)"
     run("ip", "netns", "del", probe, check=False)
     return None
+
+
+def require_namespaces() -> None:
+    """Skip without network namespaces, with the reason; under ``CI=true`` fail instead."""
+    why = namespaces_available()
+    if why is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"the multi-host test needs network namespaces under CI: {why}")
+    pytest.skip(f"network namespaces are not available: {why}")
 
 
 def wait_until(check: Callable[[], Any], what: str, deadline: float = DEADLINE) -> Any:

@@ -46,11 +46,10 @@ from alertstation.db.engine import begin_write
 from alertstation.eas.airing import settings as settings_airing
 from alertstation.eas.airing.tables import eas_airing_queue
 from alertstation.eas.decode import decode_pcm
-from alertstation.worker.leader import LEASE_SECONDS
+from alertstation.worker.leader import ADVISORY_LOCK_KEY, LEASE_SECONDS
 from tests.eas.test_icecast import mp3_to_pcm
 from tests.eas.test_multimon import MULTIMON_RATE, multimon, require_tool
 from tests.multihost.site import (
-    ADVISORY_KEY,
     DEADLINE,
     ICECAST_PORT,
     PASSWORD,
@@ -62,8 +61,8 @@ from tests.multihost.site import (
     Postgres,
     Web,
     make_host,
-    namespaces_available,
     nginx_config,
+    require_namespaces,
     start_icecast,
     wait_until,
 )
@@ -297,7 +296,7 @@ class Site:
                     "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
                     "AND l.objid = (:key & 4294967295)::oid"
                 ),
-                {"key": ADVISORY_KEY},
+                {"key": ADVISORY_LOCK_KEY},
             ).scalar()
         for name, host in self.hosts.items():
             if host.space.address == address:
@@ -342,11 +341,7 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    why = namespaces_available()
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the multi-host test needs network namespaces under CI: {why}")
-        pytest.skip(f"network namespaces are not available: {why}")
+    require_namespaces()
     for tool in ("icecast2", "nginx", "multimon-ng", "ffmpeg"):
         require_tool(tool)
     base = Path(tempfile.mkdtemp(prefix="alertstation-multihost-"))
