@@ -116,17 +116,50 @@ class Namespace:
         return killed
 
 
+PREFIX = "asmh"  # namespaces asmh<pid>db, asmh<pid>a, asmh<pid>b; bridge asmh<pid>
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_leftovers() -> list[str]:
+    """Delete the namespaces and bridges of runs whose test process is gone (killed before its
+    teardown); return their names."""
+    removed = []
+    listed = run("ip", "netns", "list", check=False).stdout.split("\n")
+    for line in listed:
+        name = line.split(" ", 1)[0]
+        tag = name[len(PREFIX) :].rstrip("abd")
+        if not name.startswith(PREFIX) or not tag.isdigit() or _alive(int(tag)):
+            continue
+        Namespace(name, "", "").kill_all()
+        run("ip", "netns", "del", name, check=False)
+        run("ip", "link", "del", f"{PREFIX}{tag}", check=False)
+        removed.append(name)
+    return removed
+
+
 class Network:
     """A bridge and three namespaces on a private /24."""
 
     def __init__(self) -> None:
-        tag = f"{os.getpid() % 100000}"
-        self.bridge = f"asmh{tag}"
+        remove_leftovers()
+        tag = f"{os.getpid()}"
+        self.bridge = f"{PREFIX}{tag}"
         third = 100 + os.getpid() % 150
         self.prefix = f"10.231.{third}"
         self.gateway = f"{self.prefix}.1"
         self.spaces = {
-            name: Namespace(f"asmh{tag}{name}", f"{self.prefix}.{10 + i}", f"asmh{tag}{name}")
+            name: Namespace(
+                f"{PREFIX}{tag}{name}", f"{self.prefix}.{10 + i}", f"{PREFIX}{tag}{name}"
+            )
             for i, name in enumerate(("db", "a", "b"))
         }
         self._made: list[str] = []

@@ -278,6 +278,11 @@ class Site:
         if self.agency is not None:
             self.agency.shutdown()
             self.agency.server_close()
+        if self.postgres.running:  # cleanly, before its namespace's processes are killed
+            try:
+                self.postgres.stop("immediate")
+            except subprocess.SubprocessError:
+                pass
         self.net.down()
         for host in self.hosts.values():
             for process in host.processes.values():
