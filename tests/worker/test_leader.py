@@ -122,7 +122,8 @@ def test_the_lease_lapses_without_a_confirmation_and_ends_when_the_lock_is_lost(
     now = [100.0]
     lock = FakeLock()
     lease = LeaderLease(lock, valid_for=8.0, monotonic=lambda: now[0])
-    assert lease.confirmed()
+    assert not lease.confirmed(), "nothing is confirmed before the worker leads"
+    assert lease.renew() and lease.confirmed()
     now[0] += 8.5  # no confirmation came back (the query hangs on a cut link)
     assert not lease.confirmed() and not lease.lost
     assert lease.renew()  # the link is back and the lock still ours

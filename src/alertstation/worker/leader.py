@@ -172,7 +172,7 @@ class LeaderLease:
         self._interval = interval
         self._valid_for = valid_for
         self._monotonic = monotonic
-        self._confirmed_at = monotonic()
+        self._confirmed_at = float("-inf")  # not confirmed before the worker leads
         self._lost = False
         self._thread: threading.Thread | None = None
 
@@ -197,7 +197,8 @@ class LeaderLease:
         return self._lost
 
     def start(self, stop: threading.Event) -> None:
-        """Renew in a daemon thread every ``interval`` seconds until ``stop`` or the loss."""
+        """Count the lock just taken as confirmed, then renew in a daemon thread every
+        ``interval`` seconds until ``stop`` or the loss."""
         self._confirmed_at = self._monotonic()
 
         def renew_until_stopped() -> None:
