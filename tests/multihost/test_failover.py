@@ -13,6 +13,10 @@ station's decoder count the headers in it.
 - PostgreSQL stopped and started with both hosts up: nginx answers the station's 503
   ``database_unavailable``, and the site recovers by itself.
 
+Around both failures an agency's CAP feed (polled every 10 s) publishes alerts, and a JSON
+webhook channel receives the notifications: every alert is stored once, and no notification is
+delivered twice except at most one whose send was in flight at the failure.
+
 The takeover times measured are printed (``-s`` or the durations report) and recorded in
 docs/deploy.md. Under ``CI=true`` a missing namespace capability fails the run.
 """
