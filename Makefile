@@ -57,6 +57,8 @@ format: $(TEST_STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# tests/multihost runs two hosts and a database host in network namespaces (ip netns): it needs
+# root or CAP_NET_ADMIN + CAP_SYS_ADMIN, skips without them, and fails instead under CI=true.
 test: test-deps build lint $(TEST_STAMP) ## Install test needs, lint, and run the whole suite on SQLite and PostgreSQL
 	ALERTSTATION_REQUIRE_NATIVE=1 ALERTSTATION_REQUIRE_PG=1 \
 	  $(PY) scripts/pg_throwaway.py -- \

@@ -29,6 +29,9 @@ command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 # The deployment files are checked by their own tools: systemd-analyze verify and nginx -t.
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
+# The multi-host test (tests/multihost) builds its hosts as network namespaces with ip(8); it
+# needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), and fails under CI=true without them.
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 # axe-core (the accessibility checker the browser tests inject) comes from npm.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 

@@ -23,6 +23,7 @@ from alertstation.commands import (
 from alertstation.eas.airing.onair import start_airing
 from alertstation.operations.jobs import STATION_JOBS
 from alertstation.station import build_station
+from alertstation.worker.leader import LeaderLease, leader_lock_for
 from alertstation.worker.runner import run_worker
 from alertstation.worker.supervisor import die_with_parent
 from alertstation.worker.upload_sweep import leftover_folders, sweep_stale_uploads
@@ -45,14 +46,16 @@ def run_worker_process() -> int:
     stop = threading.Event()
     _stop_on_signals(stop)
     station = build_station(settings)
+    lock = leader_lock_for(station.engine, settings.data_dir)
+    lease = LeaderLease(lock)  # airing stops once the leader can no longer confirm its lock
     airing: list[threading.Thread] = []  # airing takes real time: its own thread, not a job
 
     def on_leader() -> None:
-        airing.append(start_airing(station, stop))
+        airing.append(start_airing(station, stop, leading=lease.confirmed))
         airing.append(start_monitor(station, stop))  # every audio source in its own thread
 
     try:
-        run_worker(station, stop, jobs=STATION_JOBS, on_leader=on_leader)
+        run_worker(station, stop, jobs=STATION_JOBS, lock=lock, lease=lease, on_leader=on_leader)
     finally:
         stop.set()  # also on lost leadership: the outputs stop and the item is marked failed
         for thread in airing:

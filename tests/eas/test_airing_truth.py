@@ -481,3 +481,41 @@ def test_stop_cuts_a_live_relay_sends_the_eom_then_releases_the_relays(
     assert [(d.kind, d.text) for d in decoded] == [("header", NPT), ("eom", "NNNN")]
     assert pcm.size >= audio.prefix.size + audio.eom.size  # what was read before the cut, too
     assert kept.duration == pytest.approx(pcm.size / rate, abs=0.01)
+
+
+def test_a_leader_that_cannot_confirm_its_lock_claims_nothing_and_cuts_the_message_on_air(
+    station: StationHarness, alsa: Path
+) -> None:
+    """The leader lease lapses (its link to the database is cut): nothing more is claimed, and
+    the message on the air is cut with its EOM and recorded interrupted, as on shutdown, so a
+    standby that leads next never airs beside it."""
+    app_station = station.app.station
+    waiting = queue_message(app_station, long_message(0.25))
+    assert onair.run_once(app_station, leading=lambda: False) is False
+    (row,) = queue_rows(station)
+    assert (row.id, row.state) == (waiting["queue"]["id"], "queued")  # left for the next leader
+    assert onair.run_once(app_station, leading=lambda: True)  # a confirmed lease airs it
+
+    on_air = queue_message(app_station, long_message(60.0))
+    confirmed = threading.Event()
+    confirmed.set()
+    events: list[str] = []
+    thread = threading.Thread(
+        target=onair.run_once,
+        args=(app_station,),
+        kwargs={"leading": confirmed.is_set, "trace": events.append},
+    )
+    thread.start()
+    try:
+        wait_for(lambda: (alsa / "play-1.wav").exists())
+        confirmed.clear()
+    finally:
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert [e for e in events if not e.startswith("first_audio:")] == [
+        "leadership_unconfirmed",
+        "audio_cut:alsa",
+        "eom_sent:alsa",
+    ]
+    row = next(r for r in queue_rows(station) if r.id == on_air["queue"]["id"])
+    assert (row.state, row.error) == ("interrupted", airing.INTERRUPTED_ERROR)

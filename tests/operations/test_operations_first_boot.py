@@ -9,12 +9,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 import zipfile
 from email.message import Message
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -22,7 +24,7 @@ from sqlalchemy import func, select
 
 from alertstation.db.engine import make_engine
 from alertstation.db.migrate import upgrade_to_head
-from alertstation.zones import county_snapshot
+from alertstation.zones import county_snapshot, snapshot
 from alertstation.zones.service import read_sources
 from alertstation.zones.snapshot import SNAPSHOT_FILE, read_snapshot, seed_from_snapshot
 from alertstation.zones.tables import wx_zones
@@ -114,6 +116,44 @@ def test_seed_fills_only_an_empty_catalog(empty_database: str) -> None:
             )
             source = read_sources(conn)["public"]
         assert (source.file_name, source.record_count) == (SNAPSHOT_FILE, LAND_RECORDS)
+    finally:
+        engine.dispose()
+
+
+def test_two_hosts_starting_together_seed_the_catalog_once(
+    empty_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hosts start on one empty PostgreSQL at once: both find the catalog empty, one seeds
+    it and the other sees the seed, where both used to insert and one start failed."""
+    engine = make_engine(empty_database)
+    both_read = threading.Barrier(2, timeout=60)
+
+    def read_together(path: Path) -> list[Any]:
+        records = read_snapshot(path)
+        both_read.wait()  # each found the catalog empty before either writes
+        return records
+
+    monkeypatch.setattr(snapshot, "read_snapshot", read_together)
+    results: list[Any] = []
+
+    def start() -> None:
+        try:
+            results.append(seed_from_snapshot(engine))
+        except Exception as ex:  # noqa: BLE001 - the failure is the finding
+            results.append(ex)
+
+    try:
+        upgrade_to_head(engine)
+        threads = [threading.Thread(target=start) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not [r for r in results if isinstance(r, Exception)], results
+        assert sorted(r is None for r in results) == [False, True]
+        with engine.connect() as conn:
+            count = conn.execute(select(func.count()).select_from(wx_zones)).scalar_one()
+        assert count == LAND_CODES
     finally:
         engine.dispose()
 

@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from alertstation.app import build_station
 from alertstation.context import Station
 from alertstation.worker.jobs import Job
-from alertstation.worker.leader import leader_lock_for
+from alertstation.worker.leader import LeaderLease, leader_lock_for
 from alertstation.worker.runner import run_due_jobs, run_worker
 from tests.support import make_settings
 
@@ -95,3 +95,73 @@ def _wait_for(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyp
             return
         time.sleep(0.02)
     raise AssertionError("condition not reached in time")
+
+
+class FakeLock:
+    """A lock whose confirmation answers (and hangs) as the test says."""
+
+    def __init__(self) -> None:
+        self.held = True
+        self.checks = 0
+
+    def try_acquire(self) -> bool:
+        return True
+
+    def still_held(self) -> bool:
+        self.checks += 1
+        return self.held
+
+    def release(self) -> None:
+        self.held = False
+
+    def holder(self) -> str:
+        return "fake"
+
+
+def test_the_lease_lapses_without_a_confirmation_and_ends_when_the_lock_is_lost() -> None:
+    now = [100.0]
+    lock = FakeLock()
+    lease = LeaderLease(lock, valid_for=8.0, monotonic=lambda: now[0])
+    assert not lease.confirmed(), "nothing is confirmed before the worker leads"
+    assert lease.renew() and lease.confirmed()
+    now[0] += 8.5  # no confirmation came back (the query hangs on a cut link)
+    assert not lease.confirmed() and not lease.lost
+    assert lease.renew()  # the link is back and the lock still ours
+    assert lease.confirmed()
+    lock.held = False  # the server dropped the connection, and the lock with it
+    now[0] += 1.0
+    assert not lease.renew()
+    assert lease.lost and not lease.confirmed()
+    lock.held = True
+    assert not lease.renew() and not lease.confirmed(), "a lost lease never comes back"
+
+
+def test_a_leader_whose_lease_lapses_stops(tmp_path: Path, engine: Engine) -> None:
+    station = _station(tmp_path, engine)
+    lock = FakeLock()
+    lease = LeaderLease(lock, interval=0.01, valid_for=60.0)
+    stop = threading.Event()
+    runs: list[str] = []
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            run_worker(
+                station,
+                stop,
+                jobs=(Job("probe", 0.01, lambda s: runs.append("probe")),),
+                lock=lock,  # type: ignore[arg-type]
+                lease=lease,
+                tick_seconds=0.01,
+            )
+        except SystemExit as ex:
+            failure.append(ex)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    _wait_for(lambda: runs and lock.checks > 0)
+    lock.held = False  # the next confirmation finds the lock gone
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert [ex.code for ex in failure] == [1]
+    assert stop.is_set()

@@ -16,6 +16,19 @@ from alertstation.db import staged_insert
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 IMMEDIATE_OPTION = "alertstation_sqlite_immediate"
+#: libpq settings of every PostgreSQL connection: a host whose link to the database is cut learns
+#: it within seconds instead of TCP's 15 minutes. Keepalives probe an idle connection after 10 s,
+#: every 3 s, 3 times; ``tcp_user_timeout`` (ms) drops one whose sent data stays unacknowledged;
+#: ``connect_timeout`` bounds a new connection. The worker's leader lease (8 s) and the server's
+#: own keepalives (deploy/postgresql/alertstation.conf) build on these (docs/deploy.md).
+POSTGRESQL_CONNECT_ARGS: dict[str, int] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 3,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+    "connect_timeout": 10,
+}
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -27,7 +40,11 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("pool_size", 10)
         kwargs.setdefault("max_overflow", 10)
-        return create_engine(url, **kwargs)
+        connect_args = dict(kwargs.pop("connect_args", {}))
+        for name, value in POSTGRESQL_CONNECT_ARGS.items():
+            if name not in parsed.query:  # a value in DATABASE_URL wins
+                connect_args.setdefault(name, value)
+        return create_engine(url, connect_args=connect_args, **kwargs)
     raise ValueError(f"unsupported database backend {parsed.get_backend_name()!r}")
 
 

@@ -12,14 +12,13 @@ from alertstation.worker.jobs import JOBS, Job
 from alertstation.worker.leader import (
     AdvisoryLeaderLock,
     FileLeaderLock,
+    LeaderLease,
     announce_leadership,
     leader_lock_for,
     wait_for_leadership,
 )
 
 log = logging.getLogger("alertstation.worker")
-
-LEADERSHIP_CHECK_SECONDS = 15.0
 
 
 def run_due_jobs(
@@ -48,28 +47,37 @@ def run_worker(
     *,
     jobs: Sequence[Job] = JOBS,
     lock: FileLeaderLock | AdvisoryLeaderLock | None = None,
+    lease: LeaderLease | None = None,
     on_leader: Callable[[], None] | None = None,
     tick_seconds: float = 1.0,
 ) -> None:
-    """Wait to lead, then run ``jobs`` until ``stop`` is set or leadership is lost."""
+    """Wait to lead, then run ``jobs`` until ``stop`` is set or leadership is lost.
+
+    While leading, ``lease`` (made from ``lock`` when not given) confirms the lock in a thread of
+    its own; once it can no longer confirm it, the worker stops with exit status 1 so its
+    supervisor starts it again as a standby.
+    """
     lock = lock or leader_lock_for(station.engine, station.settings.data_dir)
+    lease = lease or LeaderLease(lock)
     if not wait_for_leadership(lock, stop):
         return
+    lease.start(stop)
     announce_leadership(station.engine, station.clock())
     if on_leader:
         on_leader()
     next_run: dict[str, float] = {}
-    last_check = time.monotonic()
     try:
         while not stop.is_set():
-            now = time.monotonic()
-            run_due_jobs(station, jobs, next_run, now)
-            if now - last_check >= LEADERSHIP_CHECK_SECONDS:
-                last_check = now
-                if not lock.still_held():
-                    log.critical("leadership lost; stopping so a supervisor can restart the worker")
-                    raise SystemExit(1)
+            run_due_jobs(station, jobs, next_run, time.monotonic())
+            if not lease.confirmed():
+                log.critical(
+                    "leadership cannot be confirmed; stopping so a supervisor can restart "
+                    "the worker as a standby"
+                )
+                raise SystemExit(1)
             stop.wait(tick_seconds)
     finally:
+        stop.set()  # ends the lease thread (and the airing loop) before the lock is released
+        lease.join(timeout=5)
         lock.release()
         log.info("worker stopped")

@@ -180,6 +180,7 @@ def ensure_catalog(
         return None
     loaded = load_files({f: p for f, p in paths.items() if f in due}, progress=progress)
     with begin_write(engine) as conn:
+        bump_generation(conn, ZONES_GENERATION)  # first: serialises hosts starting together
         # Another process may have applied the same files while these were being read.
         due = _due_families(conn, paths, digests) & due
         if not due:

@@ -23,6 +23,8 @@ from typing import Final
 from sqlalchemy import Engine
 
 from alertstation.db.engine import begin_write
+from alertstation.db.generations import bump_generation
+from alertstation.zones.catalog import ZONES_GENERATION
 from alertstation.zones.loader import UGC_PATTERN, ZoneRecord
 from alertstation.zones.service import SyncReport, count_zones, sync_catalog
 
@@ -74,6 +76,9 @@ def seed_from_snapshot(engine: Engine) -> SyncReport | None:
     with as_file(files("alertstation.zones") / SNAPSHOT_FILE) as path:
         records = read_snapshot(path)
         with begin_write(engine) as conn:
+            # First: serialises hosts starting together (PostgreSQL waits on the row, SQLite
+            # writes one at a time); the count below then sees a seed committed meanwhile.
+            bump_generation(conn, ZONES_GENERATION)
             if count_zones(conn) > 0:  # another process seeded it meanwhile
                 return None
             report = sync_catalog(conn, {"public": records}, sources={"public": path})

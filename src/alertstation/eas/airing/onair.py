@@ -7,6 +7,9 @@ message (:mod:`alertstation.eas.airing.relays`), and records a result per output
 airing's state (:mod:`alertstation.eas.airing.queue`). While it plays, a watcher checks the
 database for an operator's Stop every :data:`STOP_POLL_SECONDS`; on Stop every real output cuts
 the message and sends the end of message, and the relays are released once the last EOM ended.
+The worker hands the loop its leader lease (``leading``): nothing is claimed while the lease is
+not confirmed, and a message on the air is cut the same way (``interrupted``) once it lapses, so a
+leader cut off from the database stops airing before a standby may lead.
 A national message relayed live (:mod:`alertstation.eas.airing.live`) plays its audio as it
 arrives from the source; the archive then holds what aired and its length.
 :func:`start_airing` runs the loop in a thread of the worker that leads. See docs/eas-airing.md.
@@ -50,6 +53,7 @@ FINISH_TRIES: Final[int] = 4
 EOM_HEADER: Final[str] = "NNNN"
 
 Trace = Callable[[str], None]
+Leading = Callable[[], bool]
 
 
 def _log_trace(step: str) -> None:
@@ -175,31 +179,56 @@ class _StopWatcher:
         control: AirControl,
         interval: float,
         shutdown: threading.Event | None = None,
+        leading: Leading | None = None,
     ) -> None:
         self._station = station
         self._item_id = item_id
         self._control = control
         self._interval = interval
         self._shutdown = shutdown or threading.Event()
+        self._leading = leading
         self.by_shutdown = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="eas-stop-watch", daemon=True)
+        # Its own thread: the Stop check's query may hang on a cut link; the lease check never.
+        self._lease_thread = threading.Thread(
+            target=self._watch_lease, name="eas-lease-watch", daemon=True
+        )
 
     def __enter__(self) -> _StopWatcher:
         self._thread.start()
+        if self._leading is not None:
+            self._lease_thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self._thread.join(timeout=5)
+        if self._lease_thread.is_alive():
+            self._lease_thread.join(timeout=5)
+
+    def _cut_by_worker(self, step: str) -> None:
+        self.by_shutdown = True
+        self._control.trace(step)
+        self._control.cut.set()
+
+    def _watch_lease(self) -> None:
+        assert self._leading is not None
+        while not self._done.wait(self._interval):
+            if not self._leading():
+                log.critical(
+                    "the leader lock cannot be confirmed: cutting queue item %s", self._item_id
+                )
+                self._cut_by_worker("leadership_unconfirmed")
+                return
 
     def _run(self) -> None:
         while not self._done.wait(self._interval):
+            if self._control.cut.is_set():
+                return
             if self._shutdown.is_set():
-                self.by_shutdown = True
-                self._control.trace("shutdown")
                 log.warning("the worker is stopping: cutting queue item %s", self._item_id)
-                self._control.cut.set()
+                self._cut_by_worker("shutdown")
                 return
             try:
                 asked = airing.stop_requested(self._station.engine, self._item_id)
@@ -219,6 +248,7 @@ def run_once(
     cancel: threading.Event | None = None,
     trace: Trace | None = None,
     stop_poll: float = STOP_POLL_SECONDS,
+    leading: Leading | None = None,
 ) -> bool:
     """Air the oldest queued message, if any, and record how it went; True when one was taken.
 
@@ -226,8 +256,12 @@ def run_once(
     shutting down) takes the Stop path: the audio is cut, the end of message sent and the relays
     released, and the item is ``interrupted``. ``trace`` is told of each step of a Stop
     (``stop_recorded`` or ``shutdown``, ``audio_cut:<output>``, ``eom_sent:<output>``,
-    ``relays_released``).
+    ``relays_released``). ``leading`` (the worker's leader lease) is asked before the claim, and
+    while the message plays: once it answers False nothing is claimed, and the message on the
+    air is cut as on shutdown (``leadership_unconfirmed``) and recorded ``interrupted``.
     """
+    if leading is not None and not leading():
+        return False
     item = airing.claim_next(
         station.engine, station.clock(), on_end=announcer(station.settings.data_dir)
     )
@@ -236,7 +270,7 @@ def run_once(
         return False
     log.warning("EAS message on the air (queue item %s): %s", item.id, item.header)
     control = AirControl(trace=trace or _log_trace)
-    watcher = _StopWatcher(station, item.id, control, stop_poll, shutdown=cancel)
+    watcher = _StopWatcher(station, item.id, control, stop_poll, shutdown=cancel, leading=leading)
     try:
         with watcher:
             results = _air(station, item, control)
@@ -275,16 +309,22 @@ def recover(station: Station) -> list[int]:
 
 
 def airing_loop(
-    station: Station, stop: threading.Event, poll_seconds: float = POLL_SECONDS
+    station: Station,
+    stop: threading.Event,
+    poll_seconds: float = POLL_SECONDS,
+    leading: Leading | None = None,
 ) -> None:
-    """Recover interrupted items, then air queued messages one by one until ``stop`` is set."""
+    """Recover interrupted items, then air queued messages one by one until ``stop`` is set.
+
+    ``leading`` is the worker's leader lease (see :func:`run_once`).
+    """
     try:
         recover(station)
     except Exception:
         log.exception("airing queue recovery failed")
     while not stop.is_set():
         try:
-            took = run_once(station, cancel=stop)
+            took = run_once(station, cancel=stop, leading=leading)
         except Exception:
             log.exception("airing loop step failed")
             took = False
@@ -293,10 +333,16 @@ def airing_loop(
     log.info("airing loop stopped")
 
 
-def start_airing(station: Station, stop: threading.Event) -> threading.Thread:
+def start_airing(
+    station: Station, stop: threading.Event, leading: Leading | None = None
+) -> threading.Thread:
     """Start :func:`airing_loop` in a daemon thread (the worker does this once it leads)."""
     thread = threading.Thread(
-        target=airing_loop, args=(station, stop), name="eas-airing", daemon=True
+        target=airing_loop,
+        args=(station, stop),
+        kwargs={"leading": leading},
+        name="eas-airing",
+        daemon=True,
     )
     thread.start()
     return thread
